@@ -1,0 +1,72 @@
+# The zonelist cache for Linux 6.12: a patch series (patches/) and the
+# tooling that builds, boots, tests and measures it.  'make help' lists
+# the targets; the README explains the work cycle.
+
+include base.mk
+export BASE_PKG BASE_VERSION BASE_SHA256
+
+PY       ?= python3
+TREE     := build/linux
+RESULTS  := build/test-results
+BZIMAGE   = build/$(1)/arch/x86/boot/bzImage
+STAGE    := $(PY) -m zlctool.stage $(RESULTS)
+
+# KUnit: the topologies the suite runs under (nodes[:total memory]).
+KUNIT_TOPOLOGIES ?= 1 2 4
+KUNIT_CONFIGS    := configs/kunit.config $(TREE)/mm/tests/.kunitconfig
+
+.PHONY: help deps tree export check-export kunit pytest test bench guest
+
+help: ## this list
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
+		sed -e 's/^[^:]*Makefile://' | \
+		awk -F':.*## ' '{ printf "  make %-14s %s\n", $$1, $$2 }'
+
+# --- the kernel tree and the series ---------------------------------------
+
+deps: ## install the Debian packages and Python modules the work needs
+	@scripts/deps.sh
+
+tree: ## fetch the pinned base into build/linux and apply patches/series
+	@scripts/series.sh tree
+
+export: ## write build/linux's commits since 'base' to patches/
+	@scripts/series.sh export
+
+check-export: ## fail if build/linux holds work that patches/ does not
+	@scripts/series.sh check-export
+
+# --- builds -----------------------------------------------------------------
+
+guest: tree ## build the patched guest kernel (configs/guest.config)
+	scripts/kbuild.sh guest
+
+# --- tests ------------------------------------------------------------------
+
+pytest: ## test the tooling itself (topologies, tables, JSON)
+	$(PY) -m pytest -q tests --ignore=tests/guest
+
+kunit: tree ## run the zonelist_cache KUnit suite on 1, 2 and 4 nodes
+	$(PY) -m zlctool.kunit --tree $(TREE) --build-dir build/kunit \
+		$(addprefix --kunitconfig ,$(KUNIT_CONFIGS)) \
+		$(addprefix --topology ,$(KUNIT_TOPOLOGIES)) \
+		--filter 'zonelist_cache' --summary $(RESULTS)/kunit.counts
+
+test: ## what CI runs: every stage, timed; last line: test: N passed, M failed
+	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
+	@scripts/deps.sh
+	-@$(STAGE) 1-tree -- $(MAKE) -s tree
+	-@$(STAGE) 2-check-export -- $(MAKE) -s check-export
+	-@$(STAGE) 3-pytest --pytest -- $(PY) -m pytest -q tests --ignore=tests/guest
+	-@$(STAGE) 4-kunit -- $(MAKE) -s kunit
+	-@$(STAGE) 5-guest-build -- $(MAKE) -s guest
+	-@$(STAGE) 6-guest-runner --pytest -- env ZLC_GUEST_KERNEL=$(call BZIMAGE,guest) \
+		$(PY) -m pytest -q tests/guest
+	@echo "stage timings:"; sed 's/^/  /' $(RESULTS)/timings
+	@$(PY) -m zlctool.summary $(RESULTS)
+
+# --- measuring --------------------------------------------------------------
+
+bench: ## the memory-hog benchmark: base vs cache off vs cache on (QUICK=1)
+	@scripts/deps.sh bench
+	$(PY) -m zlctool.bench $(if $(QUICK),--quick)

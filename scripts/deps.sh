@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install what building, booting and testing the series needs, only what is
+# missing: Debian packages with apt-get, Python modules with pip.
+#   deps.sh          for 'make test' and friends
+#   deps.sh bench    also what 'make bench' needs (matplotlib)
+set -euo pipefail
+
+pkgs=(
+	# kernel build
+	gcc make flex bison bc libelf-dev libssl-dev dwarves kmod cpio
+	xz-utils rsync git ccache sparse python3 perl file dpkg-dev
+	# guests: QEMU (with its BIOS images) and a static busybox
+	qemu-system-x86 qemu-system-data seabios busybox-static gzip
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}"
+	SUDO=
+	[ "$(id -u)" = 0 ] || SUDO=sudo
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >/dev/null
+fi
+
+py=${PYTHON:-python3}
+mods=(pytest:pytest ply:ply git:GitPython)
+[ "${1:-}" = bench ] && mods+=(matplotlib:matplotlib)
+for m in "${mods[@]}"; do
+	if ! "$py" -c "import ${m%%:*}" 2>/dev/null; then
+		echo "deps: pip installing ${m#*:}"
+		"$py" -m pip install -q --root-user-action=ignore "${m#*:}"
+	fi
+done
+echo "deps: all present"

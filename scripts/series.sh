@@ -1,0 +1,286 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kernel work tree and the patch series: fetch the pinned base, keep it
+# as a git repository in build/linux, apply patches/series, and export the
+# commits on top of the base back to patches/.
+#
+#   series.sh tree           fetch, verify, extract, commit as 'base', apply
+#   series.sh export         write patches/NNNN-*.patch and patches/series
+#   series.sh check-export   fail when build/linux holds work not in patches/
+#
+# Settings come from the environment (the Makefile passes base.mk along):
+#   BASE_PKG BASE_VERSION BASE_SHA256  the pinned Debian package
+#   SKIP_HASH=1                        accept a .deb whose hash is not pinned
+#   FORCE=1                            'tree' may reset a tree holding
+#                                      unexported work (a backup ref is kept)
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+TREE=${TREE:-$top/build/linux}
+DL=${DL:-$top/build/dl}
+PATCHES=${PATCHES:-$top/patches}
+: "${BASE_PKG:?set BASE_PKG (see base.mk)}"
+: "${BASE_VERSION:?set BASE_VERSION (see base.mk)}"
+BASE_SHA256=${BASE_SHA256:-}
+
+# A fixed identity and date for the base commit, so that every machine
+# creates the same 'base' commit id and 'base-commit:' lines do not churn.
+export GIT_AUTHOR_NAME="zlc base" GIT_AUTHOR_EMAIL="base@localhost"
+export GIT_COMMITTER_NAME="zlc base" GIT_COMMITTER_EMAIL="base@localhost"
+
+die() { echo "series.sh: $*" >&2; exit 1; }
+say() { echo "series.sh: $*"; }
+tgit() { git -C "$TREE" "$@"; }
+
+# Options that make format-patch output depend on the commits alone.
+FP_OPTS=(--zero-commit --no-signature --abbrev=12 --no-numbered --no-thread)
+
+deb_path() {
+	# apt-get download names the file with ':' in the epoch escaped.
+	echo "$DL/${BASE_PKG}_${BASE_VERSION//:/%3a}_all.deb"
+}
+
+fetch_deb() {
+	local deb
+	deb=$(deb_path)
+	mkdir -p "$DL"
+	if [ ! -f "$deb" ]; then
+		if ! apt-cache show "$BASE_PKG=$BASE_VERSION" >/dev/null 2>&1; then
+			say "apt does not know $BASE_PKG $BASE_VERSION yet: apt-get update"
+			apt-get update -qq || die "apt-get update failed"
+		fi
+		if ! apt-cache show "$BASE_PKG=$BASE_VERSION" >/dev/null 2>&1; then
+			echo "series.sh: $BASE_PKG $BASE_VERSION is not in the archive (any more)." >&2
+			echo "  Versions apt offers now:" >&2
+			apt-cache madison "$BASE_PKG" 2>/dev/null | awk '{print "    " $3}' >&2
+			echo "  Pick one and run: make tree BASE_VERSION=<version> BASE_SHA256=<sha256>" >&2
+			echo "  (or SKIP_HASH=1 instead of BASE_SHA256 to skip the hash check)," >&2
+			echo "  then update base.mk once the series applies." >&2
+			exit 1
+		fi
+		say "downloading $BASE_PKG $BASE_VERSION"
+		(cd "$DL" && apt-get download -q "$BASE_PKG=$BASE_VERSION" 2>&1 |
+			grep -v 'unsandboxed as root' || true)
+		[ -f "$deb" ] || die "apt-get download did not produce $deb"
+	fi
+	verify_deb "$deb"
+}
+
+verify_deb() {
+	local deb=$1 sum
+	sum=$(sha256sum "$deb" | cut -d' ' -f1)
+	if [ "$sum" = "$BASE_SHA256" ]; then
+		return 0
+	fi
+	if [ "${SKIP_HASH:-0}" = 1 ]; then
+		say "WARNING: hash check skipped on request; $deb has sha256 $sum"
+		return 0
+	fi
+	rm -f "$deb"
+	die "sha256 of $(basename "$deb") is $sum, expected ${BASE_SHA256:-<unset>}; removed it. Pin the new hash in base.mk, or pass SKIP_HASH=1."
+}
+
+create_tree() {
+	local deb tmp tarball
+	deb=$(deb_path)
+	tmp="$TREE.tmp"
+	rm -rf "$tmp"
+	mkdir -p "$tmp/deb"
+	say "extracting $(basename "$deb")"
+	dpkg-deb -x "$deb" "$tmp/deb"
+	tarball=$(ls "$tmp"/deb/usr/src/linux-source-*.tar.xz 2>/dev/null | head -n 1)
+	[ -n "$tarball" ] || die "no linux-source tarball inside $deb"
+	mkdir "$tmp/src"
+	tar -xJf "$tarball" -C "$tmp/src" --strip-components=1
+	rm -rf "$tmp/deb"
+	say "committing the pristine tree as 'base'"
+	git -C "$tmp/src" init -q -b work
+	git -C "$tmp/src" config user.name "$(git config user.name || echo Zonelist Cache Developers)"
+	git -C "$tmp/src" config user.email "$(git config user.email || echo zlc-dev@example.org)"
+	git -C "$tmp/src" config core.abbrev 12
+	git -C "$tmp/src" config gc.auto 0
+	git -C "$tmp/src" add -f -A .
+	GIT_AUTHOR_DATE="2000-01-01T00:00:00Z" GIT_COMMITTER_DATE="2000-01-01T00:00:00Z" \
+		git -C "$tmp/src" commit -q -m "base: $BASE_PKG $BASE_VERSION"
+	git -C "$tmp/src" tag base
+	echo "$BASE_PKG $BASE_VERSION" > "$tmp/src/.git/zlc-base"
+	rm -rf "$TREE"
+	mv "$tmp/src" "$TREE"
+	rmdir "$tmp"
+}
+
+# The patches named in patches/series, in order.
+series_files() {
+	[ -f "$PATCHES/series" ] || return 0
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$PATCHES/series"
+}
+
+# Fingerprint of what patches/ holds; and of what the tree would export.
+patches_sum() {
+	local f
+	series_files | while read -r f; do
+		cat "$PATCHES/$f"
+	done | sha256sum | cut -d' ' -f1
+}
+
+# Export base..HEAD into directory $1 (NNNN-subject.patch plus series).
+export_to() {
+	local out=$1 f
+	mkdir -p "$out"
+	tgit format-patch -q "${FP_OPTS[@]}" -o "$out" base..HEAD >/dev/null
+	: > "$out/series"
+	for f in $(cd "$out" && ls [0-9][0-9][0-9][0-9]-*.patch 2>/dev/null); do
+		echo "$f" >> "$out/series"
+	done
+}
+
+tree_sum() {
+	local tmp sum
+	tmp=$(mktemp -d)
+	export_to "$tmp"
+	sum=$(cd "$tmp" && while read -r f; do cat "$f"; done < series | sha256sum | cut -d' ' -f1)
+	rm -rf "$tmp"
+	echo "$sum"
+}
+
+dirty_files() {
+	tgit status --porcelain --untracked-files=normal
+}
+
+apply_series() {
+	local f n=0
+	for f in $(series_files); do
+		[ -f "$PATCHES/$f" ] || die "patches/series names $f, which does not exist"
+		if ! tgit am -q --committer-date-is-author-date "$PATCHES/$f"; then
+			tgit am --abort || true
+			die "patch $f does not apply to the base; the tree is left at the last good patch"
+		fi
+		n=$((n + 1))
+	done
+	patches_sum > "$TREE/.git/zlc-synced"
+	say "$n patches applied on top of base"
+}
+
+cmd_tree() {
+	if [ -d "$TREE/.git" ]; then
+		local have
+		have=$(cat "$TREE/.git/zlc-base" 2>/dev/null || echo unknown)
+		if [ "$have" != "$BASE_PKG $BASE_VERSION" ]; then
+			die "build/linux is based on '$have', base.mk pins '$BASE_PKG $BASE_VERSION'. Export and commit any work, then remove build/linux and run 'make tree' again."
+		fi
+	else
+		fetch_deb
+		create_tree
+		apply_series
+		return 0
+	fi
+
+	if [ -n "$(dirty_files)" ]; then
+		dirty_files | head -n 20 >&2
+		die "build/linux has uncommitted changes (above): commit them there and 'make export', or discard them. Nothing was changed."
+	fi
+	local want now synced
+	want=$(patches_sum)
+	now=$(tree_sum)
+	if [ "$want" = "$now" ]; then
+		say "build/linux is up to date with patches/ ($(series_files | wc -l) patches)"
+		return 0
+	fi
+	synced=$(cat "$TREE/.git/zlc-synced" 2>/dev/null || true)
+	if [ "$now" != "$synced" ] && [ "${FORCE:-0}" != 1 ]; then
+		echo "series.sh: build/linux holds commits that are not in patches/:" >&2
+		tgit log --oneline base..HEAD >&2
+		die "run 'make export' and commit patches/ (or FORCE=1 to reset to patches/; a backup ref is kept). Nothing was changed."
+	fi
+	local backup
+	backup="backup/$(date +%Y%m%d-%H%M%S)"
+	tgit branch -f "$backup" HEAD
+	say "patches/ changed: re-applying the series (old HEAD kept as $backup)"
+	tgit reset -q --hard base
+	apply_series
+}
+
+cmd_export() {
+	[ -d "$TREE/.git" ] || die "no build/linux: run 'make tree' first"
+	if [ -n "$(dirty_files)" ]; then
+		dirty_files | head -n 20 >&2
+		die "build/linux has uncommitted changes (above): commit them first; only commits are exported"
+	fi
+	local tmp f changed=0
+	tmp=$(mktemp -d)
+	export_to "$tmp"
+	mkdir -p "$PATCHES"
+	# Drop numbered patches that are no longer in the series; keep the
+	# cover letter (0000-cover-letter.patch), which is written by hand.
+	for f in $(cd "$PATCHES" && ls [0-9][0-9][0-9][0-9]-*.patch 2>/dev/null); do
+		[ "$f" = 0000-cover-letter.patch ] && continue
+		if [ ! -f "$tmp/$f" ]; then
+			rm -f "$PATCHES/$f"
+			echo "  removed $f"
+			changed=1
+		fi
+	done
+	for f in $(cat "$tmp/series") series; do
+		if ! cmp -s "$tmp/$f" "$PATCHES/$f"; then
+			cp "$tmp/$f" "$PATCHES/$f"
+			echo "  wrote $f"
+			changed=1
+		fi
+	done
+	rm -rf "$tmp"
+	patches_sum > "$TREE/.git/zlc-synced"
+	if [ $changed = 0 ]; then
+		say "patches/ already matches build/linux ($(series_files | wc -l) patches)"
+	else
+		say "exported $(series_files | wc -l) patches; review 'git diff patches/' and commit"
+	fi
+}
+
+cmd_check_export() {
+	if [ ! -d "$TREE/.git" ]; then
+		say "no build/linux work tree: nothing to lose"
+		return 0
+	fi
+	local bad=0 tmp f
+	if [ -n "$(dirty_files)" ]; then
+		echo "build/linux has uncommitted changes:" >&2
+		dirty_files | head -n 20 >&2
+		bad=1
+	fi
+	tmp=$(mktemp -d)
+	export_to "$tmp"
+	for f in $(cat "$tmp/series"); do
+		if [ ! -f "$PATCHES/$f" ]; then
+			echo "not in patches/: $f" >&2
+			bad=1
+		elif ! cmp -s "$tmp/$f" "$PATCHES/$f"; then
+			echo "differs from build/linux: patches/$f" >&2
+			bad=1
+		fi
+	done
+	for f in $(series_files); do
+		if [ ! -f "$tmp/$f" ]; then
+			echo "in patches/series but not a commit in build/linux: $f" >&2
+			bad=1
+		fi
+	done
+	if ! cmp -s "$tmp/series" "$PATCHES/series" 2>/dev/null &&
+	   [ -n "$(cat "$tmp/series")$(series_files)" ]; then
+		echo "patches/series differs from base..HEAD in build/linux" >&2
+		bad=1
+	fi
+	rm -rf "$tmp"
+	if [ $bad != 0 ]; then
+		echo "check-export: build/linux and patches/ differ: 'make export' (or 'make tree' if patches/ is newer)" >&2
+		return 1
+	fi
+	say "check-export: patches/ matches build/linux ($(series_files | wc -l) patches)"
+}
+
+case "${1:-}" in
+tree)		cmd_tree ;;
+export)		cmd_export ;;
+check-export)	cmd_check_export ;;
+*)		echo "usage: $0 tree|export|check-export" >&2; exit 2 ;;
+esac

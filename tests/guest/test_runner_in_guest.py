@@ -1,0 +1,50 @@
+"""The QEMU runner against a real guest kernel (ZLC_GUEST_KERNEL=bzImage).
+
+Run by 'make test' after the guest kernel is built; on its own:
+    ZLC_GUEST_KERNEL=build/guest/arch/x86/boot/bzImage python3 -m pytest tests/guest
+"""
+import os
+
+import pytest
+
+from zlctool import qemu
+from zlctool.topology import Topology
+
+KERNEL = os.environ.get("ZLC_GUEST_KERNEL")
+pytestmark = pytest.mark.skipif(not KERNEL, reason="ZLC_GUEST_KERNEL is not set")
+
+
+def test_exit_status_comes_back():
+    r = qemu.run(KERNEL, Topology.make(1, "512M", "1"), "echo hello; exit 7", timeout=120)
+    assert r.status == 7
+    assert "hello" in r.lines
+
+
+def test_topology_reaches_the_guest():
+    r = qemu.run(KERNEL, Topology.make(4, "2G", "2", "10,20,30,40;20,10,20,30;30,20,10,20;40,30,20,10"),
+                 "ls -d /sys/devices/system/node/node*; cat /sys/devices/system/node/node0/distance",
+                 timeout=120)
+    assert r.status == 0
+    nodes = [l for l in r.lines if l.startswith("/sys/devices/system/node/node")]
+    assert len(nodes) == 4
+    assert "10 20 30 40" in r.lines
+
+
+def test_64_nodes_boot():
+    r = qemu.run(KERNEL, Topology.make(64, "2G", "2"),
+                 "ls -d /sys/devices/system/node/node* | wc -l", timeout=300)
+    assert r.status == 0
+    assert "64" in [l.strip() for l in r.lines]
+
+
+def test_panic_fails_the_run_and_shows_it():
+    with pytest.raises(qemu.GuestError) as e:
+        qemu.run(KERNEL, Topology.make(1, "512M", "1"),
+                 "echo 1 > /proc/sys/kernel/sysrq; echo c > /proc/sysrq-trigger", timeout=120)
+    assert "Kernel panic" in str(e.value)
+    assert "sysrq" in str(e.value).lower()
+
+
+def test_hang_fails_the_run():
+    with pytest.raises(qemu.GuestError, match="hung: no exit status after 15s"):
+        qemu.run(KERNEL, Topology.make(1, "512M", "1"), "sleep 600", timeout=15)

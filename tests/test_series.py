@@ -1,0 +1,135 @@
+"""scripts/series.sh export / check-export / tree on a small stand-in tree."""
+import os
+import subprocess
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SERIES = os.path.join(TOP, "scripts", "series.sh")
+
+
+def git(tree, *args):
+    return subprocess.run(["git", "-C", str(tree), *args], check=True,
+                          capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def work(tmp_path):
+    tree = tmp_path / "linux"
+    patches = tmp_path / "patches"
+    tree.mkdir()
+    patches.mkdir()
+    git(tree, "init", "-q", "-b", "work")
+    git(tree, "config", "user.name", "T")
+    git(tree, "config", "user.email", "t@example.org")
+    (tree / "mm.c").write_text("int a;\n")
+    git(tree, "add", ".")
+    git(tree, "commit", "-q", "-m", "base")
+    git(tree, "tag", "base")
+    (tree / ".git" / "zlc-base").write_text("pkg 1.0\n")
+    env = dict(os.environ, TREE=str(tree), PATCHES=str(patches),
+               BASE_PKG="pkg", BASE_VERSION="1.0", BASE_SHA256="0")
+    return tree, patches, env
+
+
+def run(env, cmd):
+    return subprocess.run([SERIES, cmd], env=env, capture_output=True, text=True)
+
+
+def commit(tree, text, msg):
+    (tree / "mm.c").write_text(text)
+    git(tree, "commit", "-q", "-a", "-m", msg)
+
+
+def test_export_round_trip_and_check(work):
+    tree, patches, env = work
+    assert run(env, "check-export").returncode == 0
+    commit(tree, "int a;\nint b;\n", "mm: add b")
+    r = run(env, "check-export")
+    assert r.returncode != 0 and "0001-mm-add-b.patch" in r.stderr
+    assert run(env, "export").returncode == 0
+    assert (patches / "series").read_text() == "0001-mm-add-b.patch\n"
+    text = (patches / "0001-mm-add-b.patch").read_text()
+    assert text.startswith("From 0000000000000000000000000000000000000000 ")
+    assert run(env, "check-export").returncode == 0
+
+
+def test_export_does_not_churn(work):
+    tree, patches, env = work
+    commit(tree, "int a;\nint b;\n", "mm: add b")
+    run(env, "export")
+    before = {p.name: p.read_bytes() for p in patches.iterdir()}
+    r = run(env, "export")
+    assert "already matches" in r.stdout
+    assert {p.name: p.read_bytes() for p in patches.iterdir()} == before
+
+
+def test_uncommitted_change_fails_check(work):
+    tree, patches, env = work
+    (tree / "mm.c").write_text("int changed;\n")
+    r = run(env, "check-export")
+    assert r.returncode != 0 and "uncommitted" in r.stderr
+    assert run(env, "export").returncode != 0
+
+
+def test_cover_letter_is_kept_and_stale_patches_go(work):
+    tree, patches, env = work
+    commit(tree, "int a;\nint b;\n", "mm: add b")
+    commit(tree, "int a;\nint b;\nint c;\n", "mm: add c")
+    run(env, "export")
+    (patches / "0000-cover-letter.patch").write_text("cover\n")
+    git(tree, "reset", "-q", "--hard", "HEAD~1")
+    run(env, "export")
+    assert (patches / "0000-cover-letter.patch").read_text() == "cover\n"
+    assert not (patches / "0002-mm-add-c.patch").exists()
+    assert (patches / "series").read_text() == "0001-mm-add-b.patch\n"
+
+
+def test_tree_keeps_unexported_commits(work):
+    tree, patches, env = work
+    commit(tree, "int a;\nint b;\n", "mm: add b")
+    run(env, "export")
+    commit(tree, "int a;\nint b;\nint c;\n", "mm: add c")
+    head = git(tree, "rev-parse", "HEAD")
+    r = run(env, "tree")
+    assert r.returncode != 0 and "not in patches/" in r.stderr
+    assert git(tree, "rev-parse", "HEAD") == head
+
+
+def test_tree_applies_newer_patches(work):
+    tree, patches, env = work
+    commit(tree, "int a;\nint b;\n", "mm: add b")
+    run(env, "export")
+    saved = (patches / "0001-mm-add-b.patch").read_text()
+    # Someone else's newer series arrives in patches/ (e.g. a git pull).
+    git(tree, "reset", "-q", "--hard", "base")
+    commit(tree, "int a;\nint z;\n", "mm: add z")
+    run(env, "export")
+    newer = {p.name: p.read_text() for p in patches.iterdir()}
+    git(tree, "reset", "-q", "--hard", "base")
+    commit(tree, "int a;\nint b;\n", "mm: add b")
+    for p in patches.iterdir():
+        p.unlink()
+    (patches / "0001-mm-add-b.patch").write_text(saved)
+    (patches / "series").write_text("0001-mm-add-b.patch\n")
+    run(env, "export")                      # tree and patches/ in sync on 'add b'
+    for p in patches.iterdir():
+        p.unlink()
+    for name, text in newer.items():        # the pull
+        (patches / name).write_text(text)
+    r = run(env, "tree")
+    assert r.returncode == 0, r.stderr
+    assert "re-applying" in r.stdout
+    assert (tree / "mm.c").read_text() == "int a;\nint z;\n"
+    assert "backup/" in git(tree, "branch")
+    assert run(env, "check-export").returncode == 0
+
+
+def test_tree_is_idempotent(work):
+    tree, patches, env = work
+    commit(tree, "int a;\nint b;\n", "mm: add b")
+    run(env, "export")
+    head = git(tree, "rev-parse", "HEAD")
+    r = run(env, "tree")
+    assert r.returncode == 0 and "up to date" in r.stdout
+    assert git(tree, "rev-parse", "HEAD") == head
