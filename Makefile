@@ -11,8 +11,9 @@ RESULTS  := build/test-results
 BZIMAGE   = build/$(1)/arch/x86/boot/bzImage
 STAGE    := $(PY) -m zlctool.stage $(RESULTS)
 
-# KUnit: the topologies the suite runs under (nodes[:total memory]).
-KUNIT_TOPOLOGIES ?= 1 2 4
+# KUnit: the topologies the suite runs under (nodes[:memory, total or per
+# node]); 2:6G,1G gives node 0 a DMA32 and a Normal zone.
+KUNIT_TOPOLOGIES ?= 1 2 4 2:6G,1G
 KUNIT_CONFIGS    := configs/kunit.config $(TREE)/mm/tests/.kunitconfig
 
 .PHONY: help deps tree export check-export kunit pytest test bench guest
@@ -46,7 +47,7 @@ guest: tree ## build the patched guest kernel (configs/guest.config)
 pytest: ## test the tooling itself (topologies, tables, JSON)
 	$(PY) -m pytest -q tests --ignore=tests/guest
 
-kunit: tree ## run the zonelist_cache KUnit suite on 1, 2 and 4 nodes
+kunit: tree ## run the zonelist_cache KUnit suite on 1, 2, 4 nodes and a big node 0
 	$(PY) -m zlctool.kunit --tree $(TREE) --build-dir build/kunit \
 		$(addprefix --kunitconfig ,$(KUNIT_CONFIGS)) \
 		$(addprefix --topology ,$(KUNIT_TOPOLOGIES)) \

@@ -118,7 +118,7 @@ class Result:
 
 
 def run(kernel, topology, command, binaries=(), timeout=600, log=None,
-        append="", echo=False, extra=(), files=None):
+        append="", echo=False, extra=(), files=None, on_line=None):
     """Boot, run command in the guest, return a Result; raise GuestError
     on a crash, a hang or a guest that never reported its exit status."""
     if not os.path.isfile(kernel):
@@ -148,6 +148,8 @@ def run(kernel, topology, command, binaries=(), timeout=600, log=None,
                     logf.flush()
                     if echo:
                         print(line, flush=True)
+                    if on_line:
+                        on_line(line)
                 proc.wait()
             except BaseException:
                 _kill(proc)

@@ -1,0 +1,93 @@
+import json
+import os
+
+import pytest
+
+from zlctool import bench
+
+
+def rec(kernel, zlc, nodes, sys, pct=90, threads=2, rep=0, miss=100, skip=0):
+    return dict(kernel=kernel, zlc=zlc, nodes=nodes, mem_pct=pct, threads=threads, rep=rep,
+                mib=1800, sys=sys, user=0.1, real=sys / 2, zlc_skip=skip,
+                zlc_mark_full=0, numa_miss=miss)
+
+
+RECORDS = (
+    [rec("base", "n/a", 1, s, miss=0, rep=i) for i, s in enumerate([1.0, 1.1, 0.9])] +
+    [rec("patched", "off", 1, s, miss=0, rep=i) for i, s in enumerate([1.0, 1.0, 1.2])] +
+    [rec("patched", "on", 1, s, miss=0, rep=i) for i, s in enumerate([1.0, 0.95, 1.05])] +
+    [rec("base", "n/a", 64, s, rep=i) for i, s in enumerate([3.5, 3.4, 3.6])] +
+    [rec("patched", "off", 64, s, rep=i) for i, s in enumerate([2.5, 2.6, 2.4])] +
+    [rec("patched", "on", 64, s, rep=i, skip=10) for i, s in enumerate([1.1, 1.0, 1.2])]
+)
+
+
+def test_headline_ratios_use_medians():
+    h = bench.headline(RECORDS)
+    assert h["nodes"] == 64
+    assert h["on/off"] == pytest.approx(1.1 / 2.5)
+    assert h["on/floor"] == pytest.approx(1.1 / 1.0)
+    assert h["base/floor"] == pytest.approx(3.5 / 1.0)
+    assert h["on/off 1 node"] == pytest.approx(1.0 / 1.0)
+    assert "no spill row" not in h      # every multi-node row spilled
+
+
+def test_no_spill_row_is_found():
+    extra = ([rec("patched", "off", 4, 0.5, pct=12, miss=0, rep=i) for i in range(3)] +
+             [rec("patched", "on", 4, 0.51, pct=12, miss=0, rep=i) for i in range(3)])
+    h = bench.headline(RECORDS + extra)
+    assert h["no spill row"] == "4 nodes, 12%, 2 threads"
+    assert h["on/off no spill"] == pytest.approx(0.51 / 0.5)
+
+
+def test_table_has_all_variants_and_delta():
+    text = bench.table(RECORDS)
+    lines = text.splitlines()
+    assert len(lines) == 3                       # header, 1 node, 64 nodes
+    row64 = [l for l in lines if l.lstrip().startswith("64")][0]
+    assert "3.50" in row64 and "2.50" in row64 and "1.10" in row64
+    assert "-1.40" in row64                      # on - off
+    assert "56.0%" in row64                      # (2.5 - 1.1) / 2.5
+
+
+def test_table_marks_missing_variants():
+    only_base = [r for r in RECORDS if r["kernel"] == "base"]
+    row = bench.table(only_base).splitlines()[1]
+    assert row.count(" - ") >= 2
+
+
+def test_parse_console_records_rows():
+    lines = [
+        "zlc-guest: running /cmd",
+        "zlc-row pct=90 threads=2",
+        "# zlc-run " + json.dumps(dict(zlc="off", rep=0, mib=1800, threads=2, sys=1.5, user=0.2,
+                                       real=1.0, zlc_skip=0, zlc_mark_full=0, numa_miss=5)),
+        "[   12.3] random kernel line",
+        "# zlc-run " + json.dumps(dict(zlc="on", rep=0, mib=1800, threads=2, sys=1.2, user=0.2,
+                                       real=0.9, zlc_skip=77, zlc_mark_full=3, numa_miss=5)),
+    ]
+    recs = bench.parse_console(lines, "patched", 64)
+    assert [r["zlc"] for r in recs] == ["off", "on"]
+    assert recs[1]["zlc_skip"] == 77 and recs[1]["mem_pct"] == 90 and recs[1]["nodes"] == 64
+    for key in ("kernel", "zlc", "nodes", "mem_pct", "threads", "rep", "sys", "user", "real",
+                "zlc_skip", "numa_miss"):
+        assert key in recs[0]
+
+
+def test_guest_script_warms_up_then_runs_each_row():
+    s = bench.guest_script([12, 90], [1, 2], 5, "compare").splitlines()
+    assert s[0].startswith("zonelist_cache_memhog -m asis -p 90")
+    assert s.count("echo 'zlc-row pct=90 threads=2'") == 1
+    assert "zonelist_cache_memhog -m compare -f -p 12 -t 1 -r 5 -j || exit 1" in s
+    assert len([l for l in s if l.startswith("echo 'zlc-row")]) == 4
+
+
+def test_report_writes_json_atomically_and_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    bench.report(RECORDS, {"quick": True}, str(tmp_path))
+    data = json.loads((tmp_path / "bench.json").read_text())
+    assert len(data["records"]) == len(RECORDS)
+    assert data["headline"]["nodes"] == 64
+    assert not (tmp_path / "bench.json.partial").exists()
+    assert (tmp_path / "bench.png").read_bytes()[:4] == b"\x89PNG"
+    assert "on/off at 64 nodes" in (tmp_path / "bench.txt").read_text()
