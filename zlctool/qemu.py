@@ -23,7 +23,8 @@ EXIT_MARK = "ZLC-GUEST-EXIT="
 TROUBLE = re.compile(
     r"Kernel panic|Oops:|BUG:|WARNING:|general protection fault|"
     r"Unable to handle kernel|kernel BUG at|INFO: task .* blocked|"
-    r"RCU detected stall|watchdog: BUG: soft lockup|UBSAN:|KASAN:|KCSAN:")
+    r"RCU detected stall|watchdog: BUG: soft lockup|UBSAN:|KASAN:|KCSAN:|"
+    r"invoked oom-killer|Out of memory")
 
 INIT = r"""#!/bin/busybox sh
 /bin/busybox --install -s /bin
