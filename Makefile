@@ -13,7 +13,7 @@ STAGE    := $(PY) -m zlctool.stage $(RESULTS)
 
 # KUnit: the topologies the suite runs under (nodes[:memory, total or per
 # node]); 2:6G,1G gives node 0 a DMA32 and a Normal zone.
-KUNIT_TOPOLOGIES ?= 1 2 4 2:6G,1G
+KUNIT_TOPOLOGIES ?= 1 2 4 64 2:6G,1G
 KUNIT_CONFIGS    := configs/kunit.config $(TREE)/mm/tests/.kunitconfig
 
 .PHONY: help deps tree export check-export kunit pytest test bench guest
