@@ -16,7 +16,7 @@ STAGE    := $(PY) -m zlctool.stage $(RESULTS)
 KUNIT_TOPOLOGIES ?= 1 2 4 64 2:6G,1G
 KUNIT_CONFIGS    := configs/kunit.config $(TREE)/mm/tests/.kunitconfig
 
-.PHONY: help deps tree export check-export kunit pytest test bench guest
+.PHONY: help deps tree export check-export kunit kunit-debug pytest test bench guest
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -52,6 +52,15 @@ kunit: tree ## run the zonelist_cache KUnit suite on 1, 2, 4 nodes and a big nod
 		$(addprefix --kunitconfig ,$(KUNIT_CONFIGS)) \
 		$(addprefix --topology ,$(KUNIT_TOPOLOGIES)) \
 		--filter 'zonelist_cache' --summary $(RESULTS)/kunit.counts
+
+kunit-debug: tree ## the KUnit suite under KCSAN, DEBUG_VM and lockdep (2, 4 nodes)
+	$(PY) -m zlctool.kunit --tree $(TREE) --build-dir build/kunit-debug --label kunit-debug \
+		$(addprefix --kunitconfig ,$(KUNIT_CONFIGS)) \
+		--kconfig-add CONFIG_KCSAN=y --kconfig-add CONFIG_DEBUG_VM=y \
+		--kconfig-add CONFIG_PROVE_LOCKING=y \
+		--topology 2 --topology 4 --filter 'zonelist_cache' --timeout 1800 \
+		--kcsan-scope 'zlc_|zonelist_cache|get_page_from_freelist' \
+		--summary $(RESULTS)/kunit-debug.counts
 
 test: ## what CI runs: every stage, timed; last line: test: N passed, M failed
 	@rm -rf $(RESULTS); mkdir -p $(RESULTS)

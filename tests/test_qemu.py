@@ -68,3 +68,28 @@ def test_cli_rejects_bad_topology_before_qemu(capsys):
     assert qemu.main(["--kernel", "/nonexistent", "--nodes", "200", "--", "true"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "node count must be 1..64" in err[0]
+
+
+KCSAN_OURS = ["==================================================================",
+              "BUG: KCSAN: data-race in zlc_next_zone / zlc_mark_zone_full",
+              "write to 0xffff888 of 8 bytes by task 1 on cpu 0:",
+              " zlc_mark_zone_full+0x5/0x10",
+              "=================================================================="]
+KCSAN_OTHER = ["BUG: KCSAN: data-race in tick_sched_do_timer / tick_nohz_idle_stop_tick",
+               " tick_sched_do_timer+0x1/0x2",
+               "=================================================================="]
+
+
+def test_kcsan_scope_keeps_only_our_reports():
+    scope = r"zlc_|get_page_from_freelist"
+    assert qemu.trouble_report(KCSAN_OTHER, kcsan_scope=scope) is None
+    assert qemu.unrelated_kcsan(KCSAN_OTHER, scope) == [KCSAN_OTHER[0]]
+    report = qemu.trouble_report(KCSAN_OTHER + KCSAN_OURS, kcsan_scope=scope)
+    assert report[0].startswith("BUG: KCSAN: data-race in zlc_next_zone")
+    # Without a scope every KCSAN report is trouble.
+    assert qemu.trouble_report(KCSAN_OTHER) is not None
+
+
+def test_other_trouble_still_counts_with_a_kcsan_scope():
+    lines = KCSAN_OTHER + ["WARNING: CPU: 0 PID: 1 at mm/page_alloc.c:1 x"]
+    assert "WARNING" in qemu.trouble_report(lines, kcsan_scope="zlc_")[3]

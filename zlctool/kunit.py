@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from .qemu import trouble_report
+from .qemu import trouble_report, unrelated_kcsan
 from .topology import Topology, TopologyError
 from . import summary
 
@@ -94,6 +94,8 @@ def main(argv=None):
     p.add_argument("--jobs", type=int, default=os.cpu_count())
     p.add_argument("--summary", help="file to write the counts to (see zlctool.summary)")
     p.add_argument("--label", default="kunit")
+    p.add_argument("--kcsan-scope",
+                   help="regex: only KCSAN reports naming a match fail the run")
     args = p.parse_args(argv)
 
     try:
@@ -152,7 +154,10 @@ def main(argv=None):
         p_ = sum(1 for _, s, _ in judged if s == "PASS")
         f_ = sum(1 for _, s, _ in judged if s == "FAIL")
         s_ = sum(1 for _, s, _ in judged if s == "SKIP")
-        trouble = trouble_report(log_lines)
+        trouble = trouble_report(log_lines, kcsan_scope=args.kcsan_scope)
+        if args.kcsan_scope:
+            for line in unrelated_kcsan(log_lines, args.kcsan_scope):
+                print(f"{head}: KCSAN report outside the zonelist cache (not counted): {line}")
         if trouble:
             print(f"{head}: the kernel reported trouble:\n" +
                   "\n".join("  | " + l for l in trouble), file=sys.stderr)

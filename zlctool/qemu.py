@@ -102,12 +102,42 @@ def qemu_command(kernel, initrd, topology, append="", extra=()):
             + topology.qemu_args() + list(extra))
 
 
-def trouble_report(lines, context=25):
-    """The console lines around the first sign of trouble, or None."""
+KCSAN_REPORT = re.compile(r"BUG: KCSAN: ")
+
+
+def kcsan_block(lines, i):
+    """The lines of the KCSAN report starting at line i (to its ==== rule)."""
+    end = i + 1
+    while end < len(lines) and end - i < 80 and not lines[end].lstrip().startswith("====="):
+        end += 1
+    return lines[i:end + 1]
+
+
+def trouble_report(lines, context=25, kcsan_scope=None):
+    """The console lines around the first sign of trouble, or None.
+
+    With kcsan_scope (a regex), a KCSAN report counts only when it names
+    something the regex matches; others are taken as some other code's."""
     for i, line in enumerate(lines):
-        if TROUBLE.search(line):
-            return lines[max(0, i - 3):i + context]
+        if not TROUBLE.search(line):
+            continue
+        if kcsan_scope is not None and KCSAN_REPORT.search(line):
+            block = kcsan_block(lines, i)
+            if not any(re.search(kcsan_scope, l) for l in block):
+                continue
+            return block
+        return lines[max(0, i - 3):i + context]
     return None
+
+
+def unrelated_kcsan(lines, kcsan_scope):
+    """First lines of the KCSAN reports outside kcsan_scope."""
+    out = []
+    for i, line in enumerate(lines):
+        if KCSAN_REPORT.search(line):
+            if not any(re.search(kcsan_scope, l) for l in kcsan_block(lines, i)):
+                out.append(line.strip())
+    return out
 
 
 class Result:
