@@ -56,7 +56,8 @@ kunit: tree ## run the zonelist_cache KUnit suite on 1, 2, 4 nodes and a big nod
 kunit-debug: tree ## the KUnit suite under KCSAN, DEBUG_VM and lockdep (2, 4 nodes)
 	$(PY) -m zlctool.kunit --tree $(TREE) --build-dir build/kunit-debug --label kunit-debug \
 		$(addprefix --kunitconfig ,$(KUNIT_CONFIGS)) \
-		--kconfig-add CONFIG_KCSAN=y --kconfig-add CONFIG_DEBUG_VM=y \
+		--kconfig-add CONFIG_DEBUG_KERNEL=y --kconfig-add CONFIG_KCSAN=y \
+		--kconfig-add CONFIG_DEBUG_VM=y \
 		--kconfig-add CONFIG_PROVE_LOCKING=y \
 		--topology 2 --topology 4 --filter 'zonelist_cache' --timeout 1800 \
 		--kcsan-scope 'zlc_|zonelist_cache|get_page_from_freelist' \
