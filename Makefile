@@ -16,7 +16,7 @@ STAGE    := $(PY) -m zlctool.stage $(RESULTS)
 KUNIT_TOPOLOGIES ?= 1 2 4 64 2:6G,1G
 KUNIT_CONFIGS    := configs/kunit.config $(TREE)/mm/tests/.kunitconfig
 
-.PHONY: help deps tree export check-export kunit kunit-debug pytest test bench guest
+.PHONY: help deps tree export check-export kunit kunit-debug selftest pytest test bench guest
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -42,7 +42,15 @@ check-export: ## fail if build/linux holds work that patches/ does not
 guest: tree ## build the patched guest kernel (configs/guest.config)
 	scripts/kbuild.sh guest
 
+build/selftests/zonelist_cache_memhog: $(TREE)/tools/testing/selftests/mm/zonelist_cache_memhog.c
+	@mkdir -p $(dir $@)
+	gcc -Wall -O2 -static -pthread -I $(TREE)/tools/testing/selftests -o $@ $<
+
 # --- tests ------------------------------------------------------------------
+
+selftest: guest build/selftests/zonelist_cache_memhog ## the memhog kselftest in a 4-node guest (passes) and a 1-node guest (skips)
+	$(PY) -m zlctool.selftest --kernel $(call BZIMAGE,guest) \
+		--hog build/selftests/zonelist_cache_memhog --summary $(RESULTS)/selftest.counts
 
 pytest: ## test the tooling itself (topologies, tables, JSON)
 	$(PY) -m pytest -q tests --ignore=tests/guest
@@ -73,6 +81,7 @@ test: ## what CI runs: every stage, timed; last line: test: N passed, M failed
 	-@$(STAGE) 5-guest-build -- $(MAKE) -s guest
 	-@$(STAGE) 6-guest-runner --pytest -- env ZLC_GUEST_KERNEL=$(call BZIMAGE,guest) \
 		$(PY) -m pytest -q tests/guest
+	-@$(STAGE) 7-selftest -- $(MAKE) -s selftest
 	@echo "stage timings:"; sed 's/^/  /' $(RESULTS)/timings
 	@$(PY) -m zlctool.summary $(RESULTS)
 

@@ -93,3 +93,13 @@ def test_kcsan_scope_keeps_only_our_reports():
 def test_other_trouble_still_counts_with_a_kcsan_scope():
     lines = KCSAN_OTHER + ["WARNING: CPU: 0 PID: 1 at mm/page_alloc.c:1 x"]
     assert "WARNING" in qemu.trouble_report(lines, kcsan_scope="zlc_")[3]
+
+
+def test_selftest_tap_counting():
+    from zlctool.selftest import count_tap
+    lines = ["TAP version 13", "1..3", "# table", "ok 1 every touched word read back (0 bad)",
+             "ok 2 # SKIP memory did not spill", "not ok 3 zlc_skip stayed flat (5)",
+             "# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:1 error:0"]
+    assert count_tap(lines) == (1, 1, 1, None)
+    assert count_tap(["TAP version 13", "1..0 # SKIP needs at least 2 NUMA nodes with memory, has 1"]) \
+        == (0, 0, 0, "needs at least 2 NUMA nodes with memory, has 1")

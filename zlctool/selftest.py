@@ -1,0 +1,93 @@
+"""Run the zonelist_cache_memhog kselftest in QEMU guests and count its TAP.
+
+    python3 -m zlctool.selftest --kernel bzImage --hog zonelist_cache_memhog \
+        --summary build/test-results/selftest.counts
+
+On 4 nodes the selftest must run and pass (every touched word reads back,
+zlc_skip rose with the cache on and stayed flat with it off); on 1 node it
+must skip with its reason ("needs at least 2 NUMA nodes").  Each guest's
+TAP lines are counted as kselftest reports them: ok, not ok, # SKIP.
+"""
+
+import argparse
+import re
+import sys
+
+from . import qemu, summary
+from .topology import Topology
+
+KSFT_SKIP = 4
+
+
+def count_tap(lines):
+    """(passed, failed, skipped, plan_skip_reason) from kselftest TAP."""
+    passed = failed = skipped = 0
+    plan_skip = None
+    for line in lines:
+        m = re.match(r"^1\.\.0 # SKIP (.*)$", line)
+        if m:
+            plan_skip = m.group(1).strip()
+            continue
+        m = re.match(r"^(not ok|ok) \d+ (.*)$", line)
+        if not m:
+            continue
+        if "# SKIP" in m.group(2):
+            skipped += 1
+        elif m.group(1) == "ok":
+            passed += 1
+        else:
+            failed += 1
+    return passed, failed, skipped, plan_skip
+
+
+def run_case(kernel, hog, nodes, args_line, timeout):
+    topo = Topology.make(nodes, "2G", "2")
+    res = qemu.run(kernel, topo, f"zonelist_cache_memhog {args_line}", binaries=[hog],
+                   timeout=timeout)
+    tap = [l for l in res.lines if re.match(r"^(ok|not ok|1\.\.|TAP|#)", l)]
+    return res.status, tap, count_tap(res.lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python3 -m zlctool.selftest", description=__doc__)
+    p.add_argument("--kernel", required=True)
+    p.add_argument("--hog", required=True, help="the statically built selftest")
+    p.add_argument("--args", default="-p 70 -t 2 -r 1", help="selftest arguments")
+    p.add_argument("--timeout", type=int, default=600)
+    p.add_argument("--summary")
+    args = p.parse_args(argv)
+
+    passed = failed = skipped = 0
+    try:
+        # Four nodes: the selftest runs and every result must pass.
+        status, tap, (p4, f4, s4, why) = run_case(args.kernel, args.hog, 4, args.args,
+                                                  args.timeout)
+        for line in tap:
+            print(f"[selftest 4 nodes] {line}")
+        ok = status == 0 and f4 == 0 and p4 >= 2 and why is None
+        print(f"[selftest 4 nodes] exit {status}: {p4} passed, {f4} failed, {s4} skipped"
+              + ("" if ok else "  <-- expected a run that passes"))
+        passed += p4
+        failed += f4 + (0 if ok else 1)
+        skipped += s4
+
+        # One node: the selftest skips, with its reason, and nothing fails.
+        status, tap, (p1, f1, s1, why) = run_case(args.kernel, args.hog, 1, args.args,
+                                                  args.timeout)
+        for line in tap:
+            print(f"[selftest 1 node] {line}")
+        ok = status == KSFT_SKIP and why is not None and f1 == 0
+        print(f"[selftest 1 node] exit {status}: skipped ({why})"
+              + ("" if ok else "  <-- expected a clean skip"))
+        passed += 1 if ok else 0
+        failed += 0 if ok else 1
+    except qemu.GuestError as e:
+        print(f"[selftest] {e}", file=sys.stderr)
+        failed += 1
+    summary.write(args.summary, passed, failed, skipped)
+    print(f"[selftest] {passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
