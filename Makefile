@@ -59,7 +59,7 @@ kunit: tree ## run the zonelist_cache KUnit suite on 1, 2, 4 nodes and a big nod
 	$(PY) -m zlctool.kunit --tree $(TREE) --build-dir build/kunit \
 		$(addprefix --kunitconfig ,$(KUNIT_CONFIGS)) \
 		$(addprefix --topology ,$(KUNIT_TOPOLOGIES)) \
-		--filter 'zonelist_cache' --summary $(RESULTS)/kunit.counts
+		--filter 'zonelist_cache' --timeout 300 --summary $(RESULTS)/kunit.counts
 
 kunit-debug: tree ## the KUnit suite under KCSAN, DEBUG_VM and lockdep (2, 4 nodes)
 	$(PY) -m zlctool.kunit --tree $(TREE) --build-dir build/kunit-debug --label kunit-debug \
@@ -74,14 +74,14 @@ kunit-debug: tree ## the KUnit suite under KCSAN, DEBUG_VM and lockdep (2, 4 nod
 test: ## what CI runs: every stage, timed; last line: test: N passed, M failed
 	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
 	@scripts/deps.sh
-	-@$(STAGE) 1-tree -- $(MAKE) -s tree
-	-@$(STAGE) 2-check-export -- $(MAKE) -s check-export
-	-@$(STAGE) 3-pytest --pytest -- $(PY) -m pytest -q tests --ignore=tests/guest
-	-@$(STAGE) 4-kunit -- $(MAKE) -s kunit
-	-@$(STAGE) 5-guest-build -- $(MAKE) -s guest
-	-@$(STAGE) 6-guest-runner --pytest -- env ZLC_GUEST_KERNEL=$(call BZIMAGE,guest) \
+	-@$(STAGE) tree -- $(MAKE) -s tree
+	-@$(STAGE) check-export -- $(MAKE) -s check-export
+	-@$(STAGE) pytest --pytest -- $(PY) -m pytest -q tests --ignore=tests/guest
+	-@$(STAGE) kunit -- $(MAKE) -s kunit
+	-@$(STAGE) guest-build -- $(MAKE) -s guest
+	-@$(STAGE) guest-runner --pytest -- env ZLC_GUEST_KERNEL=$(call BZIMAGE,guest) \
 		$(PY) -m pytest -q tests/guest
-	-@$(STAGE) 7-selftest -- $(MAKE) -s selftest
+	-@$(STAGE) selftest -- $(MAKE) -s selftest
 	@echo "stage timings:"; sed 's/^/  /' $(RESULTS)/timings
 	@$(PY) -m zlctool.summary $(RESULTS)
 

@@ -32,6 +32,8 @@ def test_pytest_closing_line():
     assert stage.pytest_counts(["....", "===== 12 passed, 1 skipped in 0.5s ====="]) == (12, 0, 1)
     assert stage.pytest_counts(["== 2 failed, 3 passed, 1 error in 1s =="]) == (3, 3, 0)
     assert stage.pytest_counts(["no summary here"]) is None
+    assert stage.pytest_counts([".....", "58 passed in 2.98s"]) == (58, 0, 0)
+    assert stage.pytest_counts(["1 failed, 4 passed, 2 skipped in 21.5s"]) == (4, 1, 2)
 
 
 def test_stage_counts_a_failing_command(tmp_path):
