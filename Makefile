@@ -87,6 +87,6 @@ test: ## what CI runs: every stage, timed; last line: test: N passed, M failed
 
 # --- measuring --------------------------------------------------------------
 
-bench: ## the memory-hog benchmark: base vs cache off vs cache on (QUICK=1)
+bench: ## the memory-hog benchmark: base vs cache off vs cache on (QUICK=1, HW=1)
 	@scripts/deps.sh bench
-	$(PY) -m zlctool.bench $(if $(QUICK),--quick)
+	$(PY) -m zlctool.bench $(if $(QUICK),--quick) $(if $(HW),--hw)

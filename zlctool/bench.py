@@ -223,6 +223,14 @@ def sh(cmd, **kw):
     subprocess.run(cmd, check=True, cwd=TOP, **kw)
 
 
+def build_hog():
+    """The selftest, statically, so that it runs in the busybox guests."""
+    hog = os.path.join(TOP, "build", "selftests", HOG)
+    sh(["make", "-s", "tree"])
+    sh(["make", "-s", os.path.relpath(hog, TOP)])
+    return hog
+
+
 def build(args):
     """Both kernels from configs/guest.config, and the selftest, statically."""
     sh(["make", "-s", "tree"])
@@ -234,11 +242,7 @@ def build(args):
     sh(["scripts/kbuild.sh", "guest"])
     sh(["scripts/kbuild.sh", "guest"], env=dict(os.environ, TREE=base_tree,
                                                 KBUILD_OUT=os.path.join(TOP, "build", "guest-base")))
-    hog = os.path.join(TOP, "build", "selftests", HOG)
-    os.makedirs(os.path.dirname(hog), exist_ok=True)
-    sh(["gcc", "-Wall", "-O2", "-static", "-pthread",
-        "-I", "build/linux/tools/testing/selftests",
-        "-o", hog, f"build/linux/tools/testing/selftests/mm/{HOG}.c"])
+    hog = build_hog()
     return {"base": os.path.join(TOP, "build/guest-base/arch/x86/boot/bzImage"),
             "patched": os.path.join(TOP, "build/guest/arch/x86/boot/bzImage")}, hog
 
@@ -337,10 +341,10 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
     t0 = time.monotonic()
     try:
-        kernels, hog = build(args)
         if args.hw:
-            records = run_host(hog, plan)
+            records = run_host(build_hog(), plan)
         else:
+            kernels, hog = build(args)
             records = run_guests(kernels, hog, plan, args.mem, args.cpus, t0)
     except KeyboardInterrupt:
         print("\n[bench] interrupted: no results written", file=sys.stderr)
