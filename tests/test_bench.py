@@ -76,9 +76,10 @@ def test_parse_console_records_rows():
 
 def test_guest_script_warms_up_then_runs_each_row():
     s = bench.guest_script([12, 90], [1, 2], 5, "compare").splitlines()
-    assert s[0].startswith("zonelist_cache_memhog -m asis -p 90")
+    assert "MemAvailable" in s[0]
+    assert s[1].startswith("zonelist_cache_memhog -m asis -s $((avail * 90 / 100))")
     assert s.count("echo 'zlc-row pct=90 threads=2'") == 1
-    assert "zonelist_cache_memhog -m compare -f -p 12 -t 1 -r 5 -j || exit 1" in s
+    assert "zonelist_cache_memhog -m compare -f -s $((avail * 12 / 100)) -t 1 -r 5 -j || exit 1" in s
     assert len([l for l in s if l.startswith("echo 'zlc-row")]) == 4
 
 

@@ -190,12 +190,19 @@ def plot(records, path, pct=HEADLINE["pct"], threads=HEADLINE["threads"]):
 # --- running ------------------------------------------------------------------
 
 def guest_script(pcts, threads, reps, mode):
-    """The guest command: warm up on all memory, then one selftest run per row."""
-    lines = [f"{HOG} -m asis -p 90 -t 2 -r 1 > /dev/null || exit 1"]
+    """The guest command: warm up on all memory, then one selftest run per row.
+
+    The fractions are of MemAvailable when the guest starts, not MemTotal:
+    in a 2 GiB guest the kernel's own share is large enough that 90% of
+    MemTotal leaves the hog at the edge of the OOM killer (pages parked on
+    the other CPU's per-cpu lists are not counted free)."""
+    lines = ["avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)",
+             f"{HOG} -m asis -s $((avail * 90 / 100)) -t 2 -r 1 > /dev/null || exit 1"]
     for p in pcts:
         for t in threads:
             lines.append(f"echo 'zlc-row pct={p} threads={t}'")
-            lines.append(f"{HOG} -m {mode} -f -p {p} -t {t} -r {reps} -j || exit 1")
+            lines.append(f"{HOG} -m {mode} -f -s $((avail * {p} / 100)) -t {t} -r {reps} -j "
+                         "|| exit 1")
     return "\n".join(lines)
 
 
