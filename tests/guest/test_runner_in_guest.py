@@ -50,3 +50,39 @@ def test_panic_fails_the_run_and_shows_it():
 def test_hang_fails_the_run():
     with pytest.raises(qemu.GuestError, match="hung: no exit status after 15s"):
         qemu.run(KERNEL, Topology.make(1, "512M", "1"), "sleep 600", timeout=15)
+
+
+def sysctl_script(writes):
+    """Shell lines: write each value, print the write's status and the value after."""
+    lines = []
+    for path, value in writes:
+        lines.append(f"echo {value} > {path} 2>/tmp/err; echo \"rc=$? $(cat /tmp/err)\"; "
+                     f"echo \"now=$(cat {path})\"")
+    return "; ".join(lines)
+
+
+def test_zonelist_cache_sysctls_reject_bad_values():
+    zc, iv = "/proc/sys/vm/zonelist_cache", "/proc/sys/vm/zonelist_cache_interval_ms"
+    r = qemu.run(KERNEL, Topology.make(2, "1G", "2"),
+                 f"cat {zc} {iv}; " + sysctl_script([(zc, 2), (zc, 0), (zc, -1), (zc, 1),
+                                                     (iv, 9), (iv, 60001), (iv, 250)]),
+                 timeout=120)
+    out = [l for l in r.lines if l.startswith(("rc=", "now="))]
+    assert r.lines[r.lines.index("zlc-guest: running /cmd") + 1:][:2] == ["1", "1000"]
+    assert out[0].startswith("rc=1") and "Invalid argument" in out[0] and out[1] == "now=1"
+    assert out[2] == "rc=0 " and out[3] == "now=0"
+    assert out[4].startswith("rc=1") and out[5] == "now=0"
+    assert out[6] == "rc=0 " and out[7] == "now=1"
+    assert out[8].startswith("rc=1") and out[9] == "now=1000"
+    assert out[10].startswith("rc=1") and out[11] == "now=1000"
+    assert out[12] == "rc=0 " and out[13] == "now=250"
+
+
+def test_zonelist_cache_boot_parameter():
+    r = qemu.run(KERNEL, Topology.make(2, "1G", "2"), "cat /proc/sys/vm/zonelist_cache",
+                 append="zonelist_cache=off", timeout=120)
+    assert r.lines[r.lines.index("zlc-guest: running /cmd") + 1] == "0"
+    r = qemu.run(KERNEL, Topology.make(2, "1G", "2"), "cat /proc/sys/vm/zonelist_cache",
+                 append="zonelist_cache=maybe", timeout=120)
+    assert r.lines[r.lines.index("zlc-guest: running /cmd") + 1] == "1"
+    assert any("zonelist_cache=maybe: expected on or off, keeping it on" in l for l in r.lines)
