@@ -61,15 +61,18 @@ kunit: tree ## run the zonelist_cache KUnit suite on 1, 2, 4 nodes and a big nod
 		$(addprefix --topology ,$(KUNIT_TOPOLOGIES)) \
 		--filter 'zonelist_cache' --timeout 300 --summary $(RESULTS)/kunit.counts
 
-kunit-debug: tree ## the KUnit suite under KCSAN, DEBUG_VM and lockdep (2, 4 nodes)
+KCSAN_SCOPE := zlc_|zonelist_cache|get_page_from_freelist
+
+kunit-debug: tree build/selftests/zonelist_cache_memhog ## KUnit and a spilling hog under KCSAN, DEBUG_VM, lockdep
 	$(PY) -m zlctool.kunit --tree $(TREE) --build-dir build/kunit-debug --label kunit-debug \
-		$(addprefix --kunitconfig ,$(KUNIT_CONFIGS)) \
-		--kconfig-add CONFIG_DEBUG_KERNEL=y --kconfig-add CONFIG_KCSAN=y \
-		--kconfig-add CONFIG_DEBUG_VM=y \
-		--kconfig-add CONFIG_PROVE_LOCKING=y \
+		$(addprefix --kunitconfig ,$(KUNIT_CONFIGS) configs/debug.config) \
 		--topology 2 --topology 4 --filter 'zonelist_cache' --timeout 1800 \
-		--kcsan-scope 'zlc_|zonelist_cache|get_page_from_freelist' \
-		--summary $(RESULTS)/kunit-debug.counts
+		--kcsan-scope '$(KCSAN_SCOPE)' --summary $(RESULTS)/kunit-debug.counts
+	@mkdir -p build; cat configs/guest.config configs/debug.config > build/guest-debug.config
+	FRAGMENT=$(CURDIR)/build/guest-debug.config scripts/kbuild.sh guest-debug
+	$(PY) -m zlctool.selftest --kernel $(call BZIMAGE,guest-debug) --timeout 1800 \
+		--hog build/selftests/zonelist_cache_memhog --kcsan-scope '$(KCSAN_SCOPE)' \
+		--summary $(RESULTS)/selftest-debug.counts
 
 test: ## what CI runs: every stage, timed; last line: test: N passed, M failed
 	@rm -rf $(RESULTS); mkdir -p $(RESULTS)

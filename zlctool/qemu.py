@@ -149,7 +149,7 @@ class Result:
 
 
 def run(kernel, topology, command, binaries=(), timeout=600, log=None,
-        append="", echo=False, extra=(), files=None, on_line=None):
+        append="", echo=False, extra=(), files=None, on_line=None, kcsan_scope=None):
     """Boot, run command in the guest, return a Result; raise GuestError
     on a crash, a hang or a guest that never reported its exit status."""
     if not os.path.isfile(kernel):
@@ -188,7 +188,7 @@ def run(kernel, topology, command, binaries=(), timeout=600, log=None,
             finally:
                 timer.cancel()
         elapsed = time.monotonic() - start
-        report = trouble_report(lines)
+        report = trouble_report(lines, kcsan_scope=kcsan_scope)
         if report:
             raise GuestError("the guest kernel reported trouble (log: %s):\n%s"
                              % (log, "\n".join("  | " + l for l in report)))
