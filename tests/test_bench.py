@@ -92,3 +92,36 @@ def test_report_writes_json_atomically_and_plot(tmp_path):
     assert not (tmp_path / "bench.json.partial").exists()
     assert (tmp_path / "bench.png").read_bytes()[:4] == b"\x89PNG"
     assert "on/off at 64 nodes" in (tmp_path / "bench.txt").read_text()
+
+
+def test_boot_order_is_abba_over_rounds():
+    order = bench.boot_order(dict(nodes=[1, 64], rounds=3))
+    one = [(1, "base"), (1, "patched"), (64, "base"), (64, "patched")]
+    assert [(n, k) for r, n, k in order if r == 0] == one
+    assert [(n, k) for r, n, k in order if r == 1] == one[::-1]
+    assert [(n, k) for r, n, k in order if r == 2] == one
+    assert len(order) == 12
+    assert bench.boot_order(dict(nodes=[4]))[-1] == (0, 4, "patched")   # one round by default
+
+
+def test_floor_ratios_compare_cost_per_gib():
+    # The 64-node guest left the hog less memory: the same seconds for
+    # fewer GiB is a dearer GiB, and the ratio must say so.
+    recs = [dict(r, mib=1600) if r["nodes"] == 64 else r for r in RECORDS]
+    h = bench.headline(recs)
+    assert h["on/floor"] == pytest.approx((1.1 / 1600) / (1.0 / 1800))
+    assert h["on/off"] == pytest.approx(1.1 / 2.5)          # same guest: unchanged
+
+
+def test_headline_spread_over_rounds():
+    # Round 0 and round 1 disagree; the headline pools them and the spread
+    # keeps each round's own ratio.
+    r0 = [dict(r, round=0) for r in RECORDS]
+    r1 = [dict(r, round=1, sys=r["sys"] * (2.0 if r["zlc"] == "on" and r["nodes"] == 64 else 1.0))
+          for r in RECORDS]
+    h = bench.headline(r0 + r1)
+    med, lo, hi = h["spread"]["on/floor"]
+    assert lo == pytest.approx(1.1) and hi == pytest.approx(2.2)
+    assert med == pytest.approx(1.65)
+    assert "rounds: min 1.100, median 1.650, max 2.200" in bench.headline_text(h)
+    assert "spread" not in bench.headline(r0)                 # one round: nothing to spread

@@ -6,8 +6,11 @@ memory, 2 vCPUs on node 0), one guest boots, touches all its memory once,
 then runs the selftest zonelist_cache_memhog at each memory fraction and
 thread count.  On the patched kernel the selftest interleaves the cache off
 and on inside the same boot (off, on, on, off, ...); on the base kernel it
-runs as is.  Every measured pass becomes one record of results/bench.json;
-the table, the headline ratios and results/bench.png are made from those.
+runs as is.  The boots come in rounds, each round booting every kernel and
+topology once, in the opposite order of the round before (ABBA), so that
+the host's drift over the run falls on every column alike.  Every measured
+pass becomes one record of results/bench.json; the table, the headline
+ratios and results/bench.png are made from those.
 """
 
 import argparse
@@ -27,8 +30,8 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(TOP, "results")
 HOG = "zonelist_cache_memhog"
 
-FULL = dict(nodes=[1, 4, 16, 64], pcts=[12, 38, 64, 90], threads=[1, 2], reps=5)
-QUICK = dict(nodes=[64, 1], pcts=[90], threads=[2], reps=3)
+FULL = dict(nodes=[1, 4, 16, 64], pcts=[12, 38, 64, 90], threads=[1, 2], reps=2, rounds=3)
+QUICK = dict(nodes=[64, 1], pcts=[90], threads=[2], reps=2, rounds=2)
 HEADLINE = dict(pct=90, threads=2)
 VARIANTS = [("base", "n/a"), ("patched", "off"), ("patched", "on")]
 VARIANT_NAMES = {("base", "n/a"): "base", ("patched", "off"): "off", ("patched", "on"): "on"}
@@ -66,15 +69,21 @@ def ratio(a, b):
     return a / b if a is not None and b else None
 
 
-def headline(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"]):
-    """The ratios the series is judged by, from medians of system time."""
+def per_gib(rec):
+    """System seconds per GiB the pass touched: the topologies' guests
+    leave the hog slightly different amounts of memory, so ratios across
+    them compare the cost of a GiB, not of a pass."""
+    return rec["sys"] * 1024.0 / rec["mib"]
+
+
+def _ratios(records, pct, threads):
     g = group(records)
     nodes = sorted({r["nodes"] for r in records})
     most = max(nodes) if nodes else None
 
     def med(v, n, p=pct, t=threads):
-        c = cell(g.get((v, n, p, t), []))
-        return c[0] if c else None
+        recs = g.get((v, n, p, t), [])
+        return statistics.median(per_gib(r) for r in recs) if recs else None
 
     out = {"pct": pct, "threads": threads, "nodes": most}
     if most is None:
@@ -93,6 +102,27 @@ def headline(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"]):
         _, n, p, t = max(nospill, key=lambda k: (k[1], k[2]))
         out["on/off no spill"] = ratio(med("on", n, p, t), med("off", n, p, t))
         out["no spill row"] = f"{n} nodes, {p}%, {t} threads"
+    return out
+
+
+RATIO_KEYS = ("on/off", "on/floor", "off/floor", "base/floor", "on/base", "on/off 1 node",
+              "on/off no spill")
+
+
+def headline(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"]):
+    """The ratios the series is judged by, from medians of system time per
+    GiB over all rounds; "spread" holds each ratio's (min, median, max)
+    over the rounds, each round's ratio made from that round's medians."""
+    out = _ratios(records, pct, threads)
+    rounds = sorted({r.get("round", 0) for r in records})
+    if len(rounds) > 1:
+        per_round = [_ratios([r for r in records if r.get("round", 0) == k], pct, threads)
+                     for k in rounds]
+        out["spread"] = {}
+        for key in RATIO_KEYS:
+            vals = [h[key] for h in per_round if h.get(key) is not None]
+            if vals:
+                out["spread"][key] = mmm(vals)
     return out
 
 
@@ -130,21 +160,30 @@ def table(records):
 
 
 def headline_text(h):
+    spread = h.get("spread", {})
+
     def f(key):
         v = h.get(key)
-        return "n/a" if v is None else "%.3f" % v
-    lines = [f"headline ratios (system time medians, {h['pct']}% of memory, "
+        if v is None:
+            return "n/a"
+        if key in spread:
+            return "%.3f  (rounds: min %.3f, median %.3f, max %.3f)" % (
+                v, spread[key][1], spread[key][0], spread[key][2])
+        return "%.3f" % v
+    lines = [f"headline ratios (medians of system time per GiB touched, {h['pct']}% of memory, "
              f"{h['threads']} threads, {h.get('nodes')} nodes vs 1 node):",
              f"  on/off at {h.get('nodes')} nodes:        {f('on/off')}",
-             f"  on/floor at {h.get('nodes')} nodes:      {f('on/floor')}   (floor: same variant, 1 node)",
+             f"  on/floor at {h.get('nodes')} nodes:      {f('on/floor')}",
              f"  off/floor at {h.get('nodes')} nodes:     {f('off/floor')}",
              f"  base/floor at {h.get('nodes')} nodes:    {f('base/floor')}",
              f"  on/base at {h.get('nodes')} nodes:       {f('on/base')}",
              f"  on/off on 1 node:           {f('on/off 1 node')}"]
     if "no spill row" in h:
-        lines.append(f"  on/off with no spill:       {f('on/off no spill')}   ({h['no spill row']})")
+        lines.append(f"  on/off with no spill:       {f('on/off no spill')}")
+        lines.append(f"    (no-spill row: {h['no spill row']})")
     else:
         lines.append("  on/off with no spill:       n/a (no multi-node row without numa_miss)")
+    lines.append("  (floor: the same variant on 1 node; rounds: each round's ABBA boots alone)")
     return "\n".join(lines)
 
 
@@ -206,7 +245,7 @@ def guest_script(pcts, threads, reps, mode):
     return "\n".join(lines)
 
 
-def parse_console(lines, kernel, nodes):
+def parse_console(lines, kernel, nodes, rnd=0):
     """zlc-row and zlc-run lines of a guest console -> records."""
     records, pct, threads = [], None, None
     for line in lines:
@@ -217,7 +256,7 @@ def parse_console(lines, kernel, nodes):
         m = RUN_LINE.search(line)
         if m and pct is not None:
             run = json.loads(m.group(1))
-            records.append(dict(kernel=kernel, zlc=run["zlc"], nodes=nodes, mem_pct=pct,
+            records.append(dict(kernel=kernel, zlc=run["zlc"], nodes=nodes, round=rnd, mem_pct=pct,
                                 threads=threads, rep=run["rep"], mib=run["mib"],
                                 sys=run["sys"], user=run["user"], real=run["real"],
                                 zlc_skip=run["zlc_skip"], zlc_mark_full=run["zlc_mark_full"],
@@ -254,43 +293,56 @@ def build(args):
             "patched": os.path.join(TOP, "build/guest/arch/x86/boot/bzImage")}, hog
 
 
+def boot_order(plan):
+    """[(round, nodes, kernel), ...]: every kernel and topology once a round,
+    each round in the reverse order of the one before."""
+    one = [(n, k) for n in plan["nodes"] for k in ("base", "patched")]
+    order = []
+    for rnd in range(plan.get("rounds", 1)):
+        order += [(rnd, n, k) for n, k in (one if rnd % 2 == 0 else one[::-1])]
+    return order
+
+
 def run_guests(kernels, hog, plan, mem, cpus, t0):
     records = []
-    for nodes in plan["nodes"]:
+    rounds = plan.get("rounds", 1)
+    for rnd, nodes, kernel in boot_order(plan):
         topo = Topology.make(nodes, mem, cpus)
-        for kernel in ("base", "patched"):
-            mode = "asis" if kernel == "base" else "compare"
-            script = guest_script(plan["pcts"], plan["threads"], plan["reps"], mode)
-            state = {"row": None, "n": 0}
-            per_row = plan["reps"] * (2 if kernel == "patched" else 1)
+        mode = "asis" if kernel == "base" else "compare"
+        script = guest_script(plan["pcts"], plan["threads"], plan["reps"], mode)
+        state = {"row": None, "n": 0}
+        per_row = plan["reps"] * (2 if kernel == "patched" else 1)
 
-            def progress(line, kernel=kernel, state=state):
-                m = ROW_LINE.search(line)
-                if m:
-                    state["row"], state["n"] = f"{m.group(1)}% {m.group(2)} thr", 0
-                m = RUN_LINE.search(line)
-                if m:
-                    run = json.loads(m.group(1))
-                    state["n"] += 1
-                    print(f"[bench] {topo.nodes:2d} nodes {kernel:7s} {state['row']}: "
-                          f"{run['zlc']:3s} rep {run['rep'] + 1}/{plan['reps']} "
-                          f"({state['n']}/{per_row}) sys {run['sys']:.2f}s "
-                          f"elapsed {time.monotonic() - t0:.0f}s", flush=True)
+        def progress(line, kernel=kernel, state=state):
+            m = ROW_LINE.search(line)
+            if m:
+                state["row"], state["n"] = f"{m.group(1)}% {m.group(2)} thr", 0
+            m = RUN_LINE.search(line)
+            if m:
+                run = json.loads(m.group(1))
+                state["n"] += 1
+                print(f"[bench] round {rnd + 1}/{rounds} {topo.nodes:2d} nodes {kernel:7s} {state['row']}: "
+                      f"{run['zlc']:3s} rep {run['rep'] + 1}/{plan['reps']} "
+                      f"({state['n']}/{per_row}) sys {run['sys']:.2f}s "
+                      f"elapsed {time.monotonic() - t0:.0f}s", flush=True)
 
-            log = os.path.join(TOP, "build", "bench-logs", f"{kernel}-{nodes}.log")
-            print(f"[bench] booting {kernel} kernel, {topo.describe()}", flush=True)
-            res = qemu.run(kernels[kernel], topo, script, binaries=[hog], timeout=7200,
-                           log=log, on_line=progress)
-            if res.status != 0:
-                raise qemu.GuestError(f"the hog failed in the {kernel} guest with {nodes} nodes "
-                                      f"(exit {res.status}); log: {log}")
-            got = parse_console(res.lines, kernel, nodes)
-            want = len(plan["pcts"]) * len(plan["threads"]) * per_row
-            if len(got) != want:
-                raise qemu.GuestError(f"expected {want} passes from the {kernel} guest with "
-                                      f"{nodes} nodes, got {len(got)}; log: {log}")
-            records += got
+        log = os.path.join(TOP, "build", "bench-logs", f"{kernel}-{nodes}-r{rnd + 1}.log")
+        print(f"[bench] round {rnd + 1}/{rounds}: booting {kernel} kernel, {topo.describe()}",
+              flush=True)
+        res = qemu.run(kernels[kernel], topo, script, binaries=[hog], timeout=7200,
+                       log=log, on_line=progress)
+        if res.status != 0:
+            raise qemu.GuestError(f"the hog failed in the {kernel} guest with {nodes} nodes "
+                                  f"(exit {res.status}); log: {log}")
+        got = parse_console(res.lines, kernel, nodes, rnd)
+        want = len(plan["pcts"]) * len(plan["threads"]) * per_row
+        if len(got) != want:
+            raise qemu.GuestError(f"expected {want} passes from the {kernel} guest with "
+                                  f"{nodes} nodes, got {len(got)}; log: {log}")
+        records += got
     return records
+
+
 
 
 def run_host(hog, plan):
@@ -327,12 +379,13 @@ def report(records, meta, out_dir):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m zlctool.bench", description=__doc__)
     p.add_argument("--quick", action="store_true",
-                   help="64 and 1 nodes, 90%%, 2 threads, 3 repetitions")
+                   help="64 and 1 nodes, 90%%, 2 threads, 2 rounds of 2 passes")
     p.add_argument("--hw", action="store_true", help="run the selftest on this host instead")
     p.add_argument("--mem", default="2G", help="guest memory in all (default 2G)")
     p.add_argument("--cpus", default="2", help="vCPUs on node 0 (default 2)")
     p.add_argument("--nodes", help="override: comma list of node counts")
-    p.add_argument("--reps", type=int, help="override: passes per variant and row")
+    p.add_argument("--reps", type=int, help="override: passes per variant, row and round")
+    p.add_argument("--rounds", type=int, help="override: rounds of boots (ABBA order)")
     p.add_argument("--out", default=RESULTS)
     args = p.parse_args(argv)
 
@@ -341,6 +394,8 @@ def main(argv=None):
         plan["nodes"] = [int(n) for n in args.nodes.split(",")]
     if args.reps:
         plan["reps"] = args.reps
+    if args.rounds:
+        plan["rounds"] = args.rounds
     for n in plan["nodes"]:
         Topology.make(n, args.mem, args.cpus)       # refuse a bad topology up front
 
