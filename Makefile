@@ -16,7 +16,7 @@ STAGE    := $(PY) -m zlctool.stage $(RESULTS)
 KUNIT_TOPOLOGIES ?= 1 2 4 64 2:6G,1G
 KUNIT_CONFIGS    := configs/kunit.config $(TREE)/mm/tests/.kunitconfig
 
-.PHONY: help deps tree export check-export kunit kunit-debug selftest pytest test bench guest
+.PHONY: help deps tree export check-export kunit kunit-debug selftest hotplug pytest test bench guest check deb
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -52,6 +52,12 @@ selftest: guest build/selftests/zonelist_cache_memhog ## the memhog kselftest in
 	$(PY) -m zlctool.selftest --kernel $(call BZIMAGE,guest) \
 		--hog build/selftests/zonelist_cache_memhog --summary $(RESULTS)/selftest.counts
 
+hotplug: tree build/selftests/zonelist_cache_memhog ## memory blocks offline/online under a spilling hog, then the KUnit suite again
+	@mkdir -p build; cat configs/guest.config configs/hotplug.config > build/guest-hotplug.config
+	FRAGMENT=$(CURDIR)/build/guest-hotplug.config scripts/kbuild.sh guest-hotplug
+	$(PY) -m zlctool.hotplug --kernel $(call BZIMAGE,guest-hotplug) \
+		--hog build/selftests/zonelist_cache_memhog --summary $(RESULTS)/hotplug.counts
+
 pytest: ## test the tooling itself (topologies, tables, JSON)
 	$(PY) -m pytest -q tests --ignore=tests/guest
 
@@ -74,6 +80,9 @@ kunit-debug: tree build/selftests/zonelist_cache_memhog ## KUnit and a spilling 
 		--hog build/selftests/zonelist_cache_memhog --kcsan-scope '$(KCSAN_SCOPE)' \
 		--summary $(RESULTS)/selftest-debug.counts
 
+# The parts of 'make check' that fit in CI's budget.
+TEST_CHECKS ?= checkpatch kernel-doc warnings
+
 test: ## what CI runs: every stage, timed; last line: test: N passed, M failed
 	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
 	@scripts/deps.sh
@@ -85,8 +94,21 @@ test: ## what CI runs: every stage, timed; last line: test: N passed, M failed
 	-@$(STAGE) guest-runner --pytest -- env ZLC_GUEST_KERNEL=$(call BZIMAGE,guest) \
 		$(PY) -m pytest -q tests/guest
 	-@$(STAGE) selftest -- $(MAKE) -s selftest
+	-@$(STAGE) hotplug -- $(MAKE) -s hotplug
+	-@$(STAGE) check -- env CHECKS="$(TEST_CHECKS)" scripts/check.sh
+	-@$(STAGE) deb -- env KCONFIG=configs/guest.config $(MAKE) -s deb
 	@echo "stage timings:"; sed 's/^/  /' $(RESULTS)/timings
 	@$(PY) -m zlctool.summary $(RESULTS)
+
+# --- upstream hygiene and packages -----------------------------------------
+
+check: tree ## checkpatch, kernel-doc, per-patch builds, configs, W=1/sparse and htmldocs vs base (CHECKS=...)
+	@scripts/deps.sh
+	@scripts/check.sh
+
+deb: tree ## Debian packages of the patched kernel in build/deb (KCONFIG=file, default the running config)
+	@scripts/deps.sh
+	@scripts/deb.sh
 
 # --- measuring --------------------------------------------------------------
 

@@ -5,6 +5,7 @@
 # missing: Debian packages with apt-get, Python modules with pip.
 #   deps.sh          for 'make test' and friends
 #   deps.sh bench    also what 'make bench' needs (matplotlib)
+#   deps.sh docs     also Sphinx, for 'make check' (htmldocs)
 set -euo pipefail
 
 pkgs=(
@@ -14,6 +15,7 @@ pkgs=(
 	# guests: QEMU (with its BIOS images) and a static busybox
 	qemu-system-x86 qemu-system-data seabios busybox-static gzip
 )
+[ "${1:-}" = docs ] && pkgs+=(python3-sphinx python3-sphinx-rtd-theme python3-yaml)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -125,3 +125,21 @@ def test_headline_spread_over_rounds():
     assert med == pytest.approx(1.65)
     assert "rounds: min 1.100, median 1.650, max 2.200" in bench.headline_text(h)
     assert "spread" not in bench.headline(r0)                 # one round: nothing to spread
+
+
+def test_one_node_ratio_over_all_rows():
+    extra = ([rec("patched", "off", 1, 1.0, pct=12, miss=0, rep=i) for i in range(3)] +
+             [rec("patched", "on", 1, 1.04, pct=12, miss=0, rep=i) for i in range(3)] +
+             [rec("patched", "off", 1, 1.0, pct=38, miss=0, rep=i) for i in range(3)] +
+             [rec("patched", "on", 1, 0.99, pct=38, miss=0, rep=i) for i in range(3)])
+    h = bench.headline(RECORDS + extra)
+    # rows 12%: 1.04, 38%: 0.99, 90%: 1.0 -> median 1.0
+    assert h["on/off 1 node, all rows"] == pytest.approx(1.0)
+
+
+def test_report_can_be_remade_from_json(tmp_path):
+    pytest.importorskip("matplotlib")
+    bench.report(RECORDS, {"quick": True}, str(tmp_path))
+    out = tmp_path / "again"
+    assert bench.main(["--from-json", str(tmp_path / "bench.json"), "--out", str(out)]) == 0
+    assert (out / "bench.txt").read_text() == (tmp_path / "bench.txt").read_text()

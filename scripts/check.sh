@@ -1,0 +1,251 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check: what linux-mm looks at before anyone runs the series.
+#
+#   checkpatch  scripts/checkpatch.pl --strict on every patch; a finding
+#               fails unless scripts/checkpatch.justified lists it and the
+#               cover letter explains it
+#   kernel-doc  scripts/kernel-doc -none -Wall on the touched kernel files:
+#               no warning that the base tree does not have
+#   bisect      the guest config builds after each patch in turn
+#   configs     CONFIG_NUMA=n, allnoconfig, CPUSETS=n and VM_EVENT_COUNTERS=n
+#               (the last two with NUMA on) build
+#   warnings    W=1 and sparse (C=2) on the touched .c files: no warning
+#               that the base tree built the same way does not have
+#   htmldocs    make SPHINXDIRS=mm htmldocs: no warning from the new page
+#               or the kernel-doc it pulls in
+#
+# CHECKS="checkpatch kernel-doc" runs a subset.  One line per check, a
+# summary line last; the exit status is 1 when any check failed.  Logs go
+# to build/check/NAME.log.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 2
+tree=$top/build/linux
+base_tree=$top/build/linux-base
+out=$top/build/check
+ALL="checkpatch kernel-doc bisect configs warnings htmldocs"
+CHECKS=${CHECKS:-$ALL}
+mkdir -p "$out"
+
+[ -d "$tree/.git" ] || { echo "check: no kernel tree in build/linux: run 'make tree'" >&2; exit 2; }
+for c in $CHECKS; do
+	case " $ALL " in *" $c "*) ;; *) echo "check: unknown check '$c' (known: $ALL)" >&2; exit 2 ;; esac
+done
+
+# The base tree, for comparisons: a worktree of build/linux at tag base.
+base_worktree() {
+	if [ ! -d "$base_tree" ]; then
+		git -C "$tree" worktree add --quiet --detach "$base_tree" base
+	else
+		git -C "$base_tree" checkout -q --detach base
+	fi
+}
+
+# Kernel files the series touches (not tools/, not Documentation/).
+touched() {
+	git -C "$tree" diff --name-only base HEAD -- "$@" ':!tools' ':!Documentation'
+}
+
+# "file:123:45: warning: text" -> "file: warning: text", so that moved
+# lines compare equal; then one finding per line, sorted.
+normalize() {
+	sed -E -e 's|^'"$tree"'/||; s|^'"$base_tree"'/||; s|^\.\./linux(-base)?/||' \
+	       -e 's/^([^: ]+):[0-9]+(:[0-9]+)?:/\1:/' | sort
+}
+
+# New findings: lines of $2 (patched) that $1 (base) does not have, as multisets.
+new_findings() {
+	comm -13 <(normalize < "$1") <(normalize < "$2")
+}
+
+detail=""
+
+check_checkpatch() {
+	local p f n=0 bad=0 justified=0 findings
+	for p in "$top"/patches/[0-9]*.patch; do
+		f=$(basename "$p")
+		[ "$f" = 0000-cover-letter.patch ] && continue
+		n=$((n + 1))
+		findings=$(cd "$tree" && scripts/checkpatch.pl --strict --terse --no-summary "$p" 2>&1)
+		while IFS= read -r line; do
+			[ -n "$line" ] || continue
+			if is_justified "$f" "$line"; then
+				justified=$((justified + 1))
+				echo "justified: $f: $line"
+			else
+				bad=$((bad + 1))
+				echo "FINDING: $f: $line"
+			fi
+		done <<< "$findings"
+	done
+	detail="$n patches, $bad unjustified findings, $justified justified in the cover letter"
+	check_cover_letter || bad=$((bad + 1))
+	[ "$bad" -eq 0 ]
+}
+
+# The cover letter names every patch of the series and the pinned base.
+check_cover_letter() {
+	local cl=$top/patches/0000-cover-letter.patch p subject base rc=0
+	[ -f "$cl" ] || { echo "no patches/0000-cover-letter.patch"; detail="$detail; no cover letter"; return 1; }
+	for p in "$top"/patches/[0-9]*.patch; do
+		[ "$p" = "$cl" ] && continue
+		# A long Subject: is folded onto lines that start with a space.
+		subject=$(awk '/^Subject: /{ s = $0; while ((getline l) > 0 && l ~ /^ /) s = s l; print s; exit }' "$p" |
+			sed 's/^Subject: \[PATCH[^]]*\] //')
+		grep -qF "  $subject" "$cl" ||
+			{ echo "the cover letter's shortlog lacks: $subject"; rc=1; }
+	done
+	base=$(git -C "$tree" rev-parse base)
+	grep -qx "base-commit: $base" "$cl" ||
+		{ echo "the cover letter does not say 'base-commit: $base'"; rc=1; }
+	[ $rc -eq 0 ] || detail="$detail; the cover letter is stale"
+	return $rc
+}
+
+# scripts/checkpatch.justified: "patch-name-prefix<TAB>text of the finding";
+# the cover letter must quote the text.
+is_justified() {
+	local prefix text
+	while IFS=$'\t' read -r prefix text; do
+		case "$prefix" in ''|'#'*) continue ;; esac
+		case "$1" in "$prefix"*) ;; *) continue ;; esac
+		case "$2" in *"$text"*) ;; *) continue ;; esac
+		grep -qF "$text" "$top/patches/0000-cover-letter.patch" 2>/dev/null && return 0
+		echo "  ($1: '$text' is listed but the cover letter does not explain it)"
+	done < "$top/scripts/checkpatch.justified"
+	return 1
+}
+
+check_kernel_doc() {
+	local files f new
+	base_worktree
+	mapfile -t files < <(touched '*.c' '*.h')
+	: > "$out/kernel-doc.base"
+	: > "$out/kernel-doc.patched"
+	for f in "${files[@]}"; do
+		(cd "$tree" && scripts/kernel-doc -none -Wall "$f") >> "$out/kernel-doc.patched" 2>&1
+		[ -f "$base_tree/$f" ] &&
+			(cd "$base_tree" && scripts/kernel-doc -none -Wall "$f") >> "$out/kernel-doc.base" 2>&1
+	done
+	new=$(new_findings "$out/kernel-doc.base" "$out/kernel-doc.patched")
+	[ -z "$new" ] || echo "$new"
+	detail="${#files[@]} files, $(grep -c . <<< "$new") new warnings ($(grep -c . < "$out/kernel-doc.base") in base)"
+	[ -z "$new" ]
+}
+
+check_bisect() {
+	local src=$top/build/check-bisect-src commits c i=0
+	if [ ! -d "$src" ]; then
+		git -C "$tree" worktree add --quiet --detach "$src" base || return 1
+	fi
+	mapfile -t commits < <(git -C "$tree" rev-list --reverse base..HEAD)
+	for c in "${commits[@]}"; do
+		i=$((i + 1))
+		git -C "$src" checkout -q --detach "$c" || return 1
+		echo "== $i/${#commits[@]} $(git -C "$src" log -1 --format='%h %s')"
+		if ! TREE=$src KBUILD_OUT=$top/build/check-bisect FRAGMENT=$top/configs/guest.config \
+				"$top/scripts/kbuild.sh" guest; then
+			detail="patch $i/${#commits[@]} does not build: $(git -C "$src" log -1 --format=%s)"
+			return 1
+		fi
+	done
+	detail="the guest config builds after each of ${#commits[@]} patches"
+}
+
+check_configs() {
+	local failed=() name
+	sed 's/^CONFIG_CPUSETS=y$/# CONFIG_CPUSETS is not set/' configs/guest.config > "$out/nocpusets.config"
+	sed 's/^CONFIG_VM_EVENT_COUNTERS=y$/# CONFIG_VM_EVENT_COUNTERS is not set/' configs/guest.config \
+		> "$out/novmevents.config"
+	for name in nonuma nocpusets novmevents; do
+		echo "== $name"
+		frag=$top/configs/$name.config
+		[ -f "$frag" ] || frag=$out/$name.config
+		FRAGMENT=$frag KBUILD_OUT=$top/build/check-$name "$top/scripts/kbuild.sh" "$name" ||
+			failed+=("$name")
+	done
+	echo "== allnoconfig"
+	if ! { make -s -C "$tree" O="$top/build/check-allnoconfig" ARCH=x86_64 allnoconfig &&
+	       make -s -C "$tree" O="$top/build/check-allnoconfig" ARCH=x86_64 \
+			CC="$(command -v ccache >/dev/null && echo 'ccache gcc' || echo gcc)" \
+			-j"$(nproc)" bzImage; }; then
+		failed+=(allnoconfig)
+	fi
+	if [ ${#failed[@]} -eq 0 ]; then
+		detail="NUMA=n, CPUSETS=n, VM_EVENT_COUNTERS=n and allnoconfig build"
+	else
+		detail="failed: ${failed[*]}"
+	fi
+	[ ${#failed[@]} -eq 0 ]
+}
+
+# Build the touched objects with W=1 C=2 in a tree, their findings to $2.
+w1_sparse() {
+	local src=$1 log=$2 name=$3 frag=$4 objs=("${@:5}") o
+	for o in "${objs[@]}"; do
+		rm -f "$top/build/$name/$o"
+	done
+	TREE=$src KBUILD_OUT=$top/build/$name FRAGMENT=$frag KBUILD_ARGS="W=1 C=2" \
+		"$top/scripts/kbuild.sh" "$name" "${objs[@]}" > "$log.full" 2>&1
+	local rc=$?
+	grep -E '(warning|error):' "$log.full" > "$log"
+	return $rc
+}
+
+check_warnings() {
+	local objs new
+	base_worktree
+	mapfile -t objs < <(touched '*.c' | sed 's/\.c$/.o/')
+	# The KUnit suite is #included by page_alloc.c: check it too.
+	{ cat configs/guest.config; echo CONFIG_KUNIT=y; } > "$out/warn-base.config"
+	{ cat "$out/warn-base.config"; echo CONFIG_ZONELIST_CACHE_KUNIT_TEST=y; } > "$out/warn.config"
+	w1_sparse "$base_tree" "$out/warnings.base" check-warn-base "$out/warn-base.config" "${objs[@]}" ||
+		{ detail="the base tree did not build ${objs[*]}"; return 1; }
+	w1_sparse "$tree" "$out/warnings.patched" check-warn "$out/warn.config" "${objs[@]}" ||
+		{ detail="${objs[*]} did not build with W=1 C=2"; return 1; }
+	new=$(new_findings "$out/warnings.base" "$out/warnings.patched")
+	[ -z "$new" ] || echo "$new"
+	detail="${objs[*]}: $(grep -c . <<< "$new") new W=1/sparse warnings ($(grep -c . < "$out/warnings.base") in base)"
+	[ -z "$new" ]
+}
+
+check_htmldocs() {
+	local log=$out/htmldocs.full new
+	"$top/scripts/deps.sh" docs || return 1
+	make -C "$tree" O="$top/build/check-docs" SPHINXDIRS=mm htmldocs > "$log" 2>&1 ||
+		{ detail="htmldocs failed, see $log"; return 1; }
+	[ -f "$top/build/check-docs/Documentation/output/mm/zonelist_cache.html" ] ||
+		{ detail="no zonelist_cache.html was made"; return 1; }
+	new=$(grep -E 'WARNING|ERROR|warning:' "$log" | grep -E 'zonelist_cache|page_alloc\.c|mmzone\.h')
+	[ -z "$new" ] || echo "$new"
+	detail="Documentation/output/mm/zonelist_cache.html, $(grep -c . <<< "$new") warnings from it"
+	[ -z "$new" ]
+}
+
+summary=()
+failed=0
+for c in $CHECKS; do
+	detail=""
+	start=$(date +%s)
+	echo "check: $c ..."
+	"check_${c//-/_}" > "$out/$c.log" 2>&1
+	rc=$?
+	secs=$(( $(date +%s) - start ))
+	if [ $rc -eq 0 ]; then
+		line=$(printf 'check: %-10s ok      %4ss  %s' "$c" "$secs" "$detail")
+	else
+		failed=$((failed + 1))
+		line=$(printf 'check: %-10s FAILED  %4ss  %s (log: build/check/%s.log)' "$c" "$secs" "$detail" "$c")
+		tail -n 15 "$out/$c.log" | sed 's/^/    | /'
+	fi
+	echo "$line"
+	summary+=("$line")
+done
+echo
+printf '%s\n' "${summary[@]}"
+n=$(wc -w <<< "$CHECKS")
+echo "check: $((n - failed)) passed, $failed failed"
+[ $failed -eq 0 ]

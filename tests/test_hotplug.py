@@ -1,0 +1,22 @@
+from zlctool import hotplug
+
+
+def test_rerun_counts_only_the_suite_cases():
+    lines = [
+        "zlc-rerun: KTAP version 1",
+        "zlc-rerun: # Subtest: zonelist_cache",
+        "zlc-rerun:     ok 1 zlc_test_z_to_n",
+        "zlc-rerun:     not ok 2 zlc_test_zap",
+        "zlc-rerun:     ok 3 zlc_test_thp_failure # SKIP needs node 0 with more than 4 GiB",
+        "zlc-rerun: not ok 1 zonelist_cache",          # the suite line is not a case
+        "[   3.1] ok 4 zlc_test_spill",                 # the boot-time run is not the re-run
+    ]
+    assert hotplug.count_rerun(lines) == (1, 1, 1)
+
+
+def test_guest_script_cycles_the_movable_blocks_of_one_node():
+    script = hotplug.GUEST.format(node=3, cycles=2)
+    assert "/sys/devices/system/node/node3" in script
+    assert "echo offline > $b/state" in script and "echo online_movable > $b/state" in script
+    assert "seq 2" in script
+    assert script.rstrip().endswith("/sys/kernel/debug/kunit/zonelist_cache/results")
