@@ -18,5 +18,6 @@ def test_guest_script_cycles_the_movable_blocks_of_one_node():
     script = hotplug.GUEST.format(node=3, cycles=2)
     assert "/sys/devices/system/node/node3" in script
     assert "echo offline > $b/state" in script and "echo online_movable > $b/state" in script
+    assert "online hot-add" in script
     assert "seq 2" in script
     assert script.rstrip().endswith("/sys/kernel/debug/kunit/zonelist_cache/results")

@@ -3,13 +3,15 @@
     python3 -m zlctool.hotplug --kernel bzImage --hog zonelist_cache_memhog \
         --summary build/test-results/hotplug.counts
 
-The kernel is the guest config with the zonelist_cache KUnit suite built in
-(configs/hotplug.config).  The guest has 4 nodes, half of each node's
-memory in ZONE_MOVABLE (movablecore=50%), so that its memory blocks can go
-offline.  While the selftest hog allocates past the local node with the
-cache on, every movable block of the last node goes offline and comes back
-online, several times: each time the node's Movable zone empties or fills,
-the zonelists are rebuilt under the running allocations.  Afterwards the
+The kernel is the guest config with ACPI memory hotplug and the
+zonelist_cache KUnit suite built in (configs/hotplug.config).  The guest
+has 4 nodes and a 256 MiB DIMM on node 3 that the kernel hot-adds through
+ACPI at boot and leaves offline (memhp_default_state=offline).  While the
+selftest hog allocates past the local node with the cache on, the DIMM's
+memory blocks are onlined into ZONE_MOVABLE, which node 3 did not have,
+then taken offline and online again, several times: each time the zone
+fills or empties, the zonelists are rebuilt under the running allocations
+and zonerefs move.  Afterwards the
 suite is run again through /sys/kernel/debug/kunit/zonelist_cache/run, so
 that its cases (z_to_n against the rebuilt zonelists among them) check the
 cache as hotplug left it.  Any warning, oops or KCSAN report on the console
@@ -27,18 +29,22 @@ from .topology import Topology
 
 NODE = 3
 CYCLES = 3
+DIMM_MIB = 256
 
 GUEST = r"""
 set -u
 mount -t debugfs none /sys/kernel/debug
 node=/sys/devices/system/node/node{node}
 total() {{ awk '/MemTotal/ {{ print $4 }}' $node/meminfo; }}
+# The hot-added DIMM: node {node}'s blocks that the kernel left offline.
 blocks=""
 for b in $node/memory*; do
-	grep -q Movable $b/valid_zones && blocks="$blocks $b"
+	[ "$(cat $b/state)" = offline ] && blocks="$blocks $b"
 done
-[ -n "$blocks" ] || {{ echo "zlc-hotplug: no movable block on node {node}"; exit 1; }}
-echo "zlc-hotplug: blocks$(for b in $blocks; do printf ' %s' ${{b##*/}}; done)"
+[ -n "$blocks" ] || {{ echo "zlc-hotplug: no hot-added block on node {node}"; exit 1; }}
+echo "zlc-hotplug: hot-added blocks$(for b in $blocks; do printf ' %s' ${{b##*/}}; done)"
+grep -q '^Node {node}, zone *Movable' /proc/zoneinfo &&
+	awk '/^Node {node}, zone *Movable/ {{ f = 1 }} f && /present/ {{ print "zlc-hotplug: node {node} Movable present " $2; exit }}' /proc/zoneinfo
 before=$(total)
 avail=$(awk '/^MemAvailable:/ {{ print int($2 / 1024) }}' /proc/meminfo)
 (while [ ! -f /tmp/stop ]; do
@@ -47,19 +53,24 @@ avail=$(awk '/^MemAvailable:/ {{ print int($2 / 1024) }}' /proc/meminfo)
 done) &
 hog=$!
 sleep 1
+online() {{
+	for b in $blocks; do
+		echo online_movable > $b/state || {{ echo "zlc-hotplug: $b would not come online"; exit 1; }}
+	done
+	grown=$(total)
+	echo "zlc-hotplug: $1 online node{node} MemTotal $grown kB (was $before)"
+	[ "$grown" -gt "$before" ] || {{ echo "zlc-hotplug: node {node} did not grow"; exit 1; }}
+	sleep 1
+}}
+online hot-add
 for cycle in $(seq {cycles}); do
 	for b in $blocks; do
 		echo offline > $b/state || {{ echo "zlc-hotplug: $b would not go offline"; exit 1; }}
 	done
-	echo "zlc-hotplug: cycle $cycle offline node{node} MemTotal $(total) kB (was $before)"
-	[ "$(total)" -lt "$before" ] || {{ echo "zlc-hotplug: node {node} did not shrink"; exit 1; }}
+	echo "zlc-hotplug: cycle $cycle offline node{node} MemTotal $(total) kB"
+	[ "$(total)" -eq "$before" ] || {{ echo "zlc-hotplug: node {node} did not shrink back"; exit 1; }}
 	sleep 1
-	for b in $blocks; do
-		echo online_movable > $b/state || {{ echo "zlc-hotplug: $b would not come online"; exit 1; }}
-	done
-	echo "zlc-hotplug: cycle $cycle online node{node} MemTotal $(total) kB"
-	[ "$(total)" -eq "$before" ] || {{ echo "zlc-hotplug: node {node} did not grow back"; exit 1; }}
-	sleep 1
+	online "cycle $cycle"
 done
 touch /tmp/stop; wait $hog
 grep -q '^ok ' /tmp/hog.log || {{ echo "zlc-hotplug: the hog passed nothing"; cat /tmp/hog.log; exit 1; }}
@@ -70,6 +81,13 @@ echo go > /sys/kernel/debug/kunit/zonelist_cache/run
 echo "zlc-hotplug: rerun"
 sed 's/^/zlc-rerun: /' /sys/kernel/debug/kunit/zonelist_cache/results
 """
+
+
+def dimm_args(topo):
+    """QEMU options for a DIMM on node NODE, added to the topology's memory."""
+    return ["-m", f"{topo.total_mib}M,slots=2,maxmem={topo.total_mib + 2 * DIMM_MIB}M",
+            "-object", f"memory-backend-ram,id=hp0,size={DIMM_MIB}M",
+            "-device", f"pc-dimm,id=dimm0,memdev=hp0,node={NODE}"]
 
 
 def count_rerun(lines):
@@ -98,9 +116,11 @@ def main(argv=None):
 
     passed = failed = skipped = 0
     try:
-        res = qemu.run(args.kernel, Topology.make(4, "2G", "2"),
+        topo = Topology.make(4, "2G", "2")
+        res = qemu.run(args.kernel, topo,
                        GUEST.format(node=NODE, cycles=CYCLES), binaries=[args.hog],
-                       timeout=args.timeout, append="movablecore=50%")
+                       timeout=args.timeout, append="memhp_default_state=offline",
+                       extra=dimm_args(topo))
         for line in res.lines:
             if "zlc-hotplug" in line or re.search(r"zlc-rerun: \s*(not )?ok", line):
                 print(f"[hotplug] {line}")
