@@ -158,8 +158,9 @@ check_bisect() {
 check_configs() {
 	local failed=() name
 	sed 's/^CONFIG_CPUSETS=y$/# CONFIG_CPUSETS is not set/' configs/guest.config > "$out/nocpusets.config"
-	sed 's/^CONFIG_VM_EVENT_COUNTERS=y$/# CONFIG_VM_EVENT_COUNTERS is not set/' configs/guest.config \
-		> "$out/novmevents.config"
+	# VM_EVENT_COUNTERS can only be switched off with EXPERT.
+	{ sed 's/^CONFIG_VM_EVENT_COUNTERS=y$/# CONFIG_VM_EVENT_COUNTERS is not set/' configs/guest.config
+	  echo CONFIG_EXPERT=y; } > "$out/novmevents.config"
 	for name in nonuma nocpusets novmevents; do
 		echo "== $name"
 		frag=$top/configs/$name.config
