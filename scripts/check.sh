@@ -221,8 +221,15 @@ check_htmldocs() {
 	[ -f "$top/build/check-docs/Documentation/output/mm/zonelist_cache.html" ] ||
 		{ detail="no zonelist_cache.html was made"; return 1; }
 	new=$(grep -E 'WARNING|ERROR|warning:' "$log" | grep -E 'zonelist_cache|page_alloc\.c|mmzone\.h')
+	# Every identifier the page asks kernel-doc for must have made it in.
+	local html=$top/build/check-docs/Documentation/output/mm/zonelist_cache.html id missing=""
+	for id in $(awk '/:identifiers:/ { f = 1; sub(/.*:identifiers:/, "") } f && /^ *$/ { f = 0 } f' \
+			"$tree/Documentation/mm/zonelist_cache.rst"); do
+		grep -q "id=\"c\.$id\"" "$html" || missing="$missing $id"
+	done
+	[ -z "$missing" ] || new="$new${new:+$'\n'}kernel-doc left out:$missing"
 	[ -z "$new" ] || echo "$new"
-	detail="Documentation/output/mm/zonelist_cache.html, $(grep -c . <<< "$new") warnings from it"
+	detail="Documentation/output/mm/zonelist_cache.html, $(grep -c . <<< "$new") problems"
 	[ -z "$new" ]
 }
 
