@@ -58,7 +58,8 @@ debs=("$debdir"/linux-image-*.deb)
 [ ${#debs[@]} -gt 0 ] || { echo "deb: bindeb-pkg made no linux-image package" >&2; exit 1; }
 release=$(cat "$obj/include/config/kernel.release")
 image=("$debdir"/linux-image-"${release}"_*.deb)
-dpkg-deb --contents "${image[0]}" | grep -q "boot/vmlinuz-$release\$" ||
+contents=$(dpkg-deb --contents "${image[0]}")
+grep -q "boot/vmlinuz-$release\$" <<< "$contents" ||
 	{ echo "deb: ${image[0]} holds no boot/vmlinuz-$release" >&2; exit 1; }
 cat <<EOF
 

@@ -11,7 +11,7 @@ set -euo pipefail
 pkgs=(
 	# kernel build
 	gcc make flex bison bc libelf-dev libssl-dev dwarves kmod cpio
-	xz-utils rsync git ccache sparse python3 perl file dpkg-dev
+	xz-utils rsync git ccache sparse python3 perl file dpkg-dev debhelper
 	# guests: QEMU (with its BIOS images) and a static busybox
 	qemu-system-x86 qemu-system-data seabios busybox-static gzip
 )
