@@ -42,3 +42,11 @@ def test_stage_counts_a_failing_command(tmp_path):
     assert c == {"passed": 0, "failed": 1, "skipped": 0}
     assert stage.main([str(tmp_path), "t", "--", "true"]) == 0
     assert summary.read(str(tmp_path / "t.counts"))["passed"] == 1
+
+
+def test_finish_writes_counts_and_returns_status(tmp_path, capsys):
+    path = tmp_path / "x.counts"
+    assert summary.finish("x", str(path), 3, 0, 1) == 0
+    assert path.read_text() == "passed 3 failed 0 skipped 1\n"
+    assert "[x] 3 passed, 0 failed, 1 skipped" in capsys.readouterr().out
+    assert summary.finish("x", str(path), 3, 2) == 1

@@ -92,18 +92,8 @@ def dimm_args(topo):
 
 def count_rerun(lines):
     """(passed, failed, skipped) of the suite's re-run (zlc-rerun: KTAP)."""
-    passed = failed = skipped = 0
-    for line in lines:
-        m = re.search(r"zlc-rerun: \s*(not ok|ok) \d+ (zlc_test_\w+)(.*)$", line)
-        if not m:
-            continue
-        if "# SKIP" in m.group(3):
-            skipped += 1
-        elif m.group(1) == "ok":
-            passed += 1
-        else:
-            failed += 1
-    return passed, failed, skipped
+    found = (re.search(r"zlc-rerun: \s*(not ok|ok) \d+ (zlc_test_\w+)(.*)$", line) for line in lines)
+    return summary.tally((m.group(1), m.group(3)) for m in found if m)
 
 
 def main(argv=None):
@@ -133,9 +123,7 @@ def main(argv=None):
     except qemu.GuestError as e:
         print(f"[hotplug] {e}", file=sys.stderr)
         failed += 1
-    summary.write(args.summary, passed, failed, skipped)
-    print(f"[hotplug] {passed} passed, {failed} failed, {skipped} skipped")
-    return 1 if failed else 0
+    return summary.finish("hotplug", args.summary, passed, failed, skipped)
 
 
 if __name__ == "__main__":

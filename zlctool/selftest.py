@@ -21,23 +21,17 @@ KSFT_SKIP = 4
 
 def count_tap(lines):
     """(passed, failed, skipped, plan_skip_reason) from kselftest TAP."""
-    passed = failed = skipped = 0
     plan_skip = None
+    results = []
     for line in lines:
         m = re.match(r"^1\.\.0 # SKIP (.*)$", line)
         if m:
             plan_skip = m.group(1).strip()
             continue
         m = re.match(r"^(not ok|ok) \d+ (.*)$", line)
-        if not m:
-            continue
-        if "# SKIP" in m.group(2):
-            skipped += 1
-        elif m.group(1) == "ok":
-            passed += 1
-        else:
-            failed += 1
-    return passed, failed, skipped, plan_skip
+        if m:
+            results.append((m.group(1), m.group(2)))
+    return (*summary.tally(results), plan_skip)
 
 
 def run_case(kernel, hog, nodes, args_line, timeout, kcsan_scope=None):
@@ -90,9 +84,7 @@ def main(argv=None):
     except qemu.GuestError as e:
         print(f"[selftest] {e}", file=sys.stderr)
         failed += 1
-    summary.write(args.summary, passed, failed, skipped)
-    print(f"[selftest] {passed} passed, {failed} failed, {skipped} skipped")
-    return 1 if failed else 0
+    return summary.finish("selftest", args.summary, passed, failed, skipped)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,28 @@ def write(path, passed, failed, skipped=0):
         f.write(f"passed {passed} failed {failed} skipped {skipped}\n")
 
 
+def tally(results):
+    """(passed, failed, skipped) of TAP results given as (status, text)
+    pairs: status 'ok' or 'not ok', text the rest of the line."""
+    passed = failed = skipped = 0
+    for status, text in results:
+        if "# SKIP" in text:
+            skipped += 1
+        elif status == "ok":
+            passed += 1
+        else:
+            failed += 1
+    return passed, failed, skipped
+
+
+def finish(label, path, passed, failed, skipped=0):
+    """A test runner's last step: write its counts to path, print them
+    after [label], and return its exit status (1 when anything failed)."""
+    write(path, passed, failed, skipped)
+    print(f"[{label}] {passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed else 0
+
+
 def read(path):
     text = open(path).read()
     counts = {}
