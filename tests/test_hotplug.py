@@ -21,3 +21,12 @@ def test_guest_script_cycles_the_movable_blocks_of_one_node():
     assert "online hot-add" in script
     assert "seq 2" in script
     assert script.rstrip().endswith("/sys/kernel/debug/kunit/zonelist_cache/results")
+
+
+def test_rerun_must_be_logged_after_it_was_asked_for():
+    boot = "[    0.67] # zonelist_cache: pass:11 fail:0 skip:2 total:13"
+    assert not hotplug.rerun_reported([boot, "zlc-hotplug: rerun"])
+    assert hotplug.rerun_reported([boot, "zlc-hotplug: rerun",
+                                   "[   31.2] # zonelist_cache: pass:11 fail:0 skip:2 total:13"])
+    assert not hotplug.rerun_reported(["zlc-hotplug: rerun",
+                                       "[   31.2] # zonelist_cache: pass:10 fail:1 skip:2 total:13"])

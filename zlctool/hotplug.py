@@ -43,8 +43,10 @@ for b in $node/memory*; do
 done
 [ -n "$blocks" ] || {{ echo "zlc-hotplug: no hot-added block on node {node}"; exit 1; }}
 echo "zlc-hotplug: hot-added blocks$(for b in $blocks; do printf ' %s' ${{b##*/}}; done)"
-grep -q '^Node {node}, zone *Movable' /proc/zoneinfo &&
-	awk '/^Node {node}, zone *Movable/ {{ f = 1 }} f && /present/ {{ print "zlc-hotplug: node {node} Movable present " $2; exit }}' /proc/zoneinfo
+# Pages present in node {node}'s Movable zone: it fills and empties with the
+# DIMM, and each of those transitions rebuilds the zonelists.
+movable() {{ awk '/^Node {node}, zone *Movable/ {{ f = 1 }} f && /present/ {{ print $2; exit }}' /proc/zoneinfo; }}
+[ "$(movable)" = 0 ] || {{ echo "zlc-hotplug: node {node} has a Movable zone before the DIMM"; exit 1; }}
 before=$(total)
 avail=$(awk '/^MemAvailable:/ {{ print int($2 / 1024) }}' /proc/meminfo)
 (while [ ! -f /tmp/stop ]; do
@@ -58,8 +60,9 @@ online() {{
 		echo online_movable > $b/state || {{ echo "zlc-hotplug: $b would not come online"; exit 1; }}
 	done
 	grown=$(total)
-	echo "zlc-hotplug: $1 online node{node} MemTotal $grown kB (was $before)"
+	echo "zlc-hotplug: $1 online node{node} MemTotal $grown kB (was $before), Movable present $(movable)"
 	[ "$grown" -gt "$before" ] || {{ echo "zlc-hotplug: node {node} did not grow"; exit 1; }}
+	[ "$(movable)" -gt 0 ] || {{ echo "zlc-hotplug: node {node} Movable zone still empty"; exit 1; }}
 	sleep 1
 }}
 online hot-add
@@ -67,8 +70,9 @@ for cycle in $(seq {cycles}); do
 	for b in $blocks; do
 		echo offline > $b/state || {{ echo "zlc-hotplug: $b would not go offline"; exit 1; }}
 	done
-	echo "zlc-hotplug: cycle $cycle offline node{node} MemTotal $(total) kB"
+	echo "zlc-hotplug: cycle $cycle offline node{node} MemTotal $(total) kB, Movable present $(movable)"
 	[ "$(total)" -eq "$before" ] || {{ echo "zlc-hotplug: node {node} did not shrink back"; exit 1; }}
+	[ "$(movable)" = 0 ] || {{ echo "zlc-hotplug: node {node} Movable zone not emptied"; exit 1; }}
 	sleep 1
 	online "cycle $cycle"
 done
@@ -77,8 +81,8 @@ grep -q '^ok ' /tmp/hog.log || {{ echo "zlc-hotplug: the hog passed nothing"; ca
 grep '^not ok' /tmp/hog.log && exit 1
 echo "zlc-hotplug: $(grep -E '^(zlc_|numa_miss)' /proc/vmstat | tr '\n' ' ')"
 echo "zlc-hotplug: hog runs $(grep -c zlc-run /tmp/hog.log), checks passed $(grep -c '^ok ' /tmp/hog.log)"
-echo go > /sys/kernel/debug/kunit/zonelist_cache/run
 echo "zlc-hotplug: rerun"
+echo go > /sys/kernel/debug/kunit/zonelist_cache/run
 sed 's/^/zlc-rerun: /' /sys/kernel/debug/kunit/zonelist_cache/results
 """
 
@@ -88,6 +92,16 @@ def dimm_args(topo):
     return ["-m", f"{topo.total_mib}M,slots=2,maxmem={topo.total_mib + 2 * DIMM_MIB}M",
             "-object", f"memory-backend-ram,id=hp0,size={DIMM_MIB}M",
             "-device", f"pc-dimm,id=dimm0,memdev=hp0,node={NODE}"]
+
+
+def rerun_reported(lines):
+    """Did the kernel log a suite summary after the re-run was asked for?
+    Without one, the results file could still be the boot-time run's."""
+    try:
+        start = next(i for i, l in enumerate(lines) if "zlc-hotplug: rerun" in l)
+    except StopIteration:
+        return False
+    return any(re.search(r"# zonelist_cache: pass:\d+ fail:0", l) for l in lines[start:])
 
 
 def count_rerun(lines):
@@ -116,7 +130,10 @@ def main(argv=None):
                 print(f"[hotplug] {line}")
         p_, f_, s_ = count_rerun(res.lines)
         offlined = sum(1 for l in res.lines if re.search(r"zlc-hotplug: cycle \d+ offline", l))
-        ok = res.status == 0 and offlined == CYCLES and p_ > 0 and f_ == 0
+        fresh = rerun_reported(res.lines)
+        ok = res.status == 0 and offlined == CYCLES and p_ > 0 and f_ == 0 and fresh
+        if not fresh:
+            print("[hotplug] the kernel logged no passing suite summary after the re-run")
         print(f"[hotplug] exit {res.status}, {offlined}/{CYCLES} offline/online cycles, re-run: "
               f"{p_} passed, {f_} failed, {s_} skipped" + ("" if ok else "  <-- expected all to pass"))
         passed, failed, skipped = p_ + (1 if ok else 0), f_ + (0 if ok else 1), s_
