@@ -112,6 +112,6 @@ deb: tree ## Debian packages of the patched kernel in build/deb (KCONFIG=file, d
 
 # --- measuring --------------------------------------------------------------
 
-bench: ## the memory-hog benchmark: base vs cache off vs cache on (QUICK=1, HW=1)
+bench: ## the memory-hog benchmark: base vs cache off vs cache on (QUICK=1, HW=1, ICOUNT=1)
 	@scripts/deps.sh bench
-	$(PY) -m zlctool.bench $(if $(QUICK),--quick) $(if $(HW),--hw)
+	$(PY) -m zlctool.bench $(if $(QUICK),--quick) $(if $(HW),--hw) $(if $(ICOUNT),--icount)

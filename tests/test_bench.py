@@ -143,3 +143,37 @@ def test_report_can_be_remade_from_json(tmp_path):
     out = tmp_path / "again"
     assert bench.main(["--from-json", str(tmp_path / "bench.json"), "--out", str(out)]) == 0
     assert (out / "bench.txt").read_text() == (tmp_path / "bench.txt").read_text()
+
+
+def test_icount_headline_uses_elapsed_time():
+    # real is made independent of sys here, so a ratio taken from the wrong
+    # field cannot come out right.
+    recs = [dict(r, real=r["real"] * (3.0 if r["nodes"] == 64 else 1.0)) for r in RECORDS]
+    h = bench.headline(recs, field="real")
+    assert h["field"] == "real"
+    assert h["on/floor"] == pytest.approx(3.0 * 1.1 / 1.0)
+    assert bench.headline(recs)["on/floor"] == pytest.approx(1.1 / 1.0)
+    assert "instructions executed" in bench.headline_text(h)
+    assert "system time" in bench.headline_text(bench.headline(recs))
+
+
+def test_icount_table_reports_instructions_per_gib():
+    text = bench.icount_table(RECORDS)
+    rows = {int(line.split()[0]): line for line in text.splitlines()[1:]}
+    # real = sys / 2 in RECORDS; 1800 MiB per pass: median real * 1024 / 1800
+    assert "%.4f" % (0.55 * 1024 / 1800) in rows[64]            # on: median 1.1 / 2
+    assert rows[64].rstrip().endswith("%.3f" % (1.1 / 2.5))
+    assert rows[1].split("|")[1].strip() == "%.4f" % (0.5 * 1024 / 1800)
+
+
+def test_icount_report_writes_its_own_files(tmp_path):
+    bench.report(RECORDS, {"icount": True}, str(tmp_path))
+    assert sorted(os.listdir(tmp_path)) == ["icount.json", "icount.txt"]
+    data = json.load(open(tmp_path / "icount.json"))
+    assert data["headline"]["field"] == "real"
+    assert "Ginsn/GiB" in (tmp_path / "icount.txt").read_text()
+
+
+def test_icount_refuses_hw():
+    with pytest.raises(SystemExit):
+        bench.main(["--icount", "--hw"])

@@ -32,6 +32,11 @@ HOG = "zonelist_cache_memhog"
 
 FULL = dict(nodes=[1, 4, 16, 64], pcts=[12, 38, 64, 90], threads=[1, 2], reps=2, rounds=3)
 QUICK = dict(nodes=[64, 1], pcts=[90], threads=[2], reps=2, rounds=2)
+# --icount: QEMU counts instructions and the guest clock follows the count,
+# so a pass's elapsed time is the instructions both vCPUs executed (1 ns
+# each), the same on every run: one round tells all.
+ICOUNT = dict(nodes=[64, 16, 2, 1], pcts=[12, 90], threads=[2], reps=2, rounds=1)
+ICOUNT_ARGS = ["-icount", "shift=0,sleep=off"]
 HEADLINE = dict(pct=90, threads=2)
 VARIANTS = [("base", "n/a"), ("patched", "off"), ("patched", "on")]
 VARIANT_NAMES = {("base", "n/a"): "base", ("patched", "off"): "off", ("patched", "on"): "on"}
@@ -69,23 +74,23 @@ def ratio(a, b):
     return a / b if a is not None and b else None
 
 
-def per_gib(rec):
-    """System seconds per GiB the pass touched: the topologies' guests
-    leave the hog slightly different amounts of memory, so ratios across
-    them compare the cost of a GiB, not of a pass."""
-    return rec["sys"] * 1024.0 / rec["mib"]
+def per_gib(rec, field="sys"):
+    """Seconds (of system time by default) per GiB the pass touched: the
+    topologies' guests leave the hog slightly different amounts of memory,
+    so ratios across them compare the cost of a GiB, not of a pass."""
+    return rec[field] * 1024.0 / rec["mib"]
 
 
-def _ratios(records, pct, threads):
+def _ratios(records, pct, threads, field="sys"):
     g = group(records)
     nodes = sorted({r["nodes"] for r in records})
     most = max(nodes) if nodes else None
 
     def med(v, n, p=pct, t=threads):
         recs = g.get((v, n, p, t), [])
-        return statistics.median(per_gib(r) for r in recs) if recs else None
+        return statistics.median(per_gib(r, field) for r in recs) if recs else None
 
-    out = {"pct": pct, "threads": threads, "nodes": most}
+    out = {"pct": pct, "threads": threads, "nodes": most, "field": field}
     if most is None:
         return out
     out["on/off"] = ratio(med("on", most), med("off", most))
@@ -116,14 +121,15 @@ RATIO_KEYS = ("on/off", "on/floor", "off/floor", "base/floor", "on/base", "on/of
               "on/off 1 node, all rows", "on/off no spill")
 
 
-def headline(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"]):
-    """The ratios the series is judged by, from medians of system time per
-    GiB over all rounds; "spread" holds each ratio's (min, median, max)
-    over the rounds, each round's ratio made from that round's medians."""
-    out = _ratios(records, pct, threads)
+def headline(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"], field="sys"):
+    """The ratios the series is judged by, from medians of system time (or
+    of another field of the records) per GiB over all rounds; "spread"
+    holds each ratio's (min, median, max) over the rounds, each round's
+    ratio made from that round's medians."""
+    out = _ratios(records, pct, threads, field)
     rounds = sorted({r.get("round", 0) for r in records})
     if len(rounds) > 1:
-        per_round = [_ratios([r for r in records if r.get("round", 0) == k], pct, threads)
+        per_round = [_ratios([r for r in records if r.get("round", 0) == k], pct, threads, field)
                      for k in rounds]
         out["spread"] = {}
         for key in RATIO_KEYS:
@@ -177,7 +183,9 @@ def headline_text(h):
             return "%.3f  (rounds: min %.3f, median %.3f, max %.3f)" % (
                 v, spread[key][1], spread[key][0], spread[key][2])
         return "%.3f" % v
-    lines = [f"headline ratios (medians of system time per GiB touched, {h['pct']}% of memory, "
+    what = {"sys": "system time",
+            "real": "instructions executed (icount elapsed time)"}.get(h.get("field", "sys"))
+    lines = [f"headline ratios (medians of {what} per GiB touched, {h['pct']}% of memory, "
              f"{h['threads']} threads, {h.get('nodes')} nodes vs 1 node):",
              f"  on/off at {h.get('nodes')} nodes:        {f('on/off')}",
              f"  on/floor at {h.get('nodes')} nodes:      {f('on/floor')}",
@@ -192,6 +200,25 @@ def headline_text(h):
     else:
         lines.append("  on/off with no spill:       n/a (no multi-node row without numa_miss)")
     lines.append("  (floor: the same variant on 1 node; rounds: each round's ABBA boots alone)")
+    return "\n".join(lines)
+
+
+def icount_table(records):
+    """--icount: instructions per GiB touched (icount elapsed seconds, i.e.
+    1e9 instructions), median of the passes, for base, off and on."""
+    g = group(records)
+    rows = sorted({(r["nodes"], r["mem_pct"], r["threads"]) for r in records})
+    lines = ["nodes  mem  thr | base Ginsn/GiB | off Ginsn/GiB |  on Ginsn/GiB | on/off"]
+    for n, p, t in rows:
+        meds = {}
+        for v in ("base", "off", "on"):
+            recs = g.get((v, n, p, t), [])
+            meds[v] = statistics.median(per_gib(r, "real") for r in recs) if recs else None
+        cells = ["%14.4f" % meds[v] if meds[v] is not None else "%14s" % "-"
+                 for v in ("base", "off", "on")]
+        onoff = ratio(meds["on"], meds["off"])
+        lines.append(f"{n:5d} {p:3d}% {t:4d} | " + " | ".join(cells) +
+                     (" | %6.3f" % onoff if onoff is not None else " |      -"))
     return "\n".join(lines)
 
 
@@ -311,7 +338,7 @@ def boot_order(plan):
     return order
 
 
-def run_guests(kernels, hog, plan, mem, cpus, t0):
+def run_guests(kernels, hog, plan, mem, cpus, t0, extra=()):
     records = []
     rounds = plan.get("rounds", 1)
     for rnd, nodes, kernel in boot_order(plan):
@@ -338,7 +365,7 @@ def run_guests(kernels, hog, plan, mem, cpus, t0):
         print(f"[bench] round {rnd + 1}/{rounds}: booting {kernel} kernel, {topo.describe()}",
               flush=True)
         res = qemu.run(kernels[kernel], topo, script, binaries=[hog], timeout=7200,
-                       log=log, on_line=progress)
+                       log=log, on_line=progress, extra=extra)
         if res.status != 0:
             raise qemu.GuestError(f"the hog failed in the {kernel} guest with {nodes} nodes "
                                   f"(exit {res.status}); log: {log}")
@@ -370,16 +397,22 @@ def run_host(hog, plan):
 
 
 def report(records, meta, out_dir):
-    h = headline(records)
-    text = table(records) + "\n\n" + headline_text(h)
+    """bench.{json,txt,png}; with meta["icount"], icount.{json,txt} instead."""
+    icount = meta.get("icount", False)
+    name = "icount" if icount else "bench"
+    h = headline(records, field="real" if icount else "sys")
+    text = (icount_table(records) if icount else table(records)) + "\n\n" + headline_text(h)
     print("\n" + text + "\n")
     os.makedirs(out_dir, exist_ok=True)
-    partial = os.path.join(out_dir, "bench.json.partial")
+    partial = os.path.join(out_dir, f"{name}.json.partial")
     with open(partial, "w") as f:
         json.dump({"meta": meta, "headline": h, "records": records}, f, indent=1)
-    os.replace(partial, os.path.join(out_dir, "bench.json"))
-    with open(os.path.join(out_dir, "bench.txt"), "w") as f:
+    os.replace(partial, os.path.join(out_dir, f"{name}.json"))
+    with open(os.path.join(out_dir, f"{name}.txt"), "w") as f:
         f.write(text + "\n")
+    if icount:
+        print(f"wrote {os.path.relpath(out_dir)}/icount.json and icount.txt")
+        return
     plot(records, os.path.join(out_dir, "bench.png"))
     print(f"wrote {os.path.relpath(out_dir)}/bench.json, bench.txt and bench.png")
 
@@ -389,6 +422,9 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true",
                    help="64 and 1 nodes, 90%%, 2 threads, 2 rounds of 2 passes")
     p.add_argument("--hw", action="store_true", help="run the selftest on this host instead")
+    p.add_argument("--icount", action="store_true",
+                   help="count instructions instead of timing (QEMU -icount): "
+                        "64, 16, 2 and 1 nodes, one round, into results/icount.*")
     p.add_argument("--mem", default="2G", help="guest memory in all (default 2G)")
     p.add_argument("--cpus", default="2", help="vCPUs on node 0 (default 2)")
     p.add_argument("--nodes", help="override: comma list of node counts")
@@ -404,7 +440,9 @@ def main(argv=None):
         report(data["records"], data["meta"], args.out)
         return 0
 
-    plan = dict(QUICK if args.quick else FULL)
+    if args.icount and args.hw:
+        p.error("--icount runs guests; it does not go with --hw")
+    plan = dict(ICOUNT if args.icount else QUICK if args.quick else FULL)
     if args.nodes:
         plan["nodes"] = [int(n) for n in args.nodes.split(",")]
     if args.reps:
@@ -422,7 +460,8 @@ def main(argv=None):
             records = run_host(build_hog(), plan)
         else:
             kernels, hog = build(args)
-            records = run_guests(kernels, hog, plan, args.mem, args.cpus, t0)
+            records = run_guests(kernels, hog, plan, args.mem, args.cpus, t0,
+                                 extra=ICOUNT_ARGS if args.icount else ())
     except KeyboardInterrupt:
         print("\n[bench] interrupted: no results written", file=sys.stderr)
         return 130
@@ -430,6 +469,7 @@ def main(argv=None):
         print(f"[bench] failed: {e}", file=sys.stderr)
         return 1
     meta = dict(plan=plan, mem=args.mem, cpus=args.cpus, quick=args.quick, hw=args.hw,
+                icount=args.icount,
                 seconds=round(time.monotonic() - t0),
                 date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     report(records, meta, args.out)
