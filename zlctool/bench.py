@@ -34,7 +34,8 @@ FULL = dict(nodes=[1, 4, 16, 64], pcts=[12, 38, 64, 90], threads=[1, 2], reps=2,
 QUICK = dict(nodes=[64, 1], pcts=[90], threads=[2], reps=2, rounds=2)
 # --icount: QEMU counts instructions and the guest clock follows the count,
 # so a pass's elapsed time is the instructions both vCPUs executed (1 ns
-# each), the same on every run: one round tells all.
+# each).  The host's drift does not reach it, so one round will do; what
+# is left (where earlier passes left free pages) is a few percent at most.
 ICOUNT = dict(nodes=[64, 16, 2, 1], pcts=[12, 90], threads=[2], reps=2, rounds=1)
 ICOUNT_ARGS = ["-icount", "shift=0,sleep=off"]
 HEADLINE = dict(pct=90, threads=2)
@@ -81,14 +82,18 @@ def per_gib(rec, field="sys"):
     return rec[field] * 1024.0 / rec["mib"]
 
 
+def median_per_gib(recs, field="sys"):
+    """The median of per_gib() over some records, or None without any."""
+    return statistics.median(per_gib(r, field) for r in recs) if recs else None
+
+
 def _ratios(records, pct, threads, field="sys"):
     g = group(records)
     nodes = sorted({r["nodes"] for r in records})
     most = max(nodes) if nodes else None
 
     def med(v, n, p=pct, t=threads):
-        recs = g.get((v, n, p, t), [])
-        return statistics.median(per_gib(r, field) for r in recs) if recs else None
+        return median_per_gib(g.get((v, n, p, t), []), field)
 
     out = {"pct": pct, "threads": threads, "nodes": most, "field": field}
     if most is None:
@@ -210,10 +215,7 @@ def icount_table(records):
     rows = sorted({(r["nodes"], r["mem_pct"], r["threads"]) for r in records})
     lines = ["nodes  mem  thr | base Ginsn/GiB | off Ginsn/GiB |  on Ginsn/GiB | on/off"]
     for n, p, t in rows:
-        meds = {}
-        for v in ("base", "off", "on"):
-            recs = g.get((v, n, p, t), [])
-            meds[v] = statistics.median(per_gib(r, "real") for r in recs) if recs else None
+        meds = {v: median_per_gib(g.get((v, n, p, t), []), "real") for v in ("base", "off", "on")}
         cells = ["%14.4f" % meds[v] if meds[v] is not None else "%14s" % "-"
                  for v in ("base", "off", "on")]
         onoff = ratio(meds["on"], meds["off"])
