@@ -81,6 +81,43 @@ def test_guest_script_warms_up_then_runs_each_row():
     assert s.count("echo 'zlc-row pct=90 threads=2'") == 1
     assert "zonelist_cache_memhog -m compare -f -s $((avail * 12 / 100)) -t 1 -r 5 -j || exit 1" in s
     assert len([l for l in s if l.startswith("echo 'zlc-row")]) == 4
+    # The headline rows (90%) also run placed passes; the base kernel has no -P.
+    assert "zonelist_cache_memhog -m compare -P -f -s $((avail * 90 / 100)) -t 2 -r 5 -j " \
+           "|| exit 1" in s
+    assert not any("-P" in l for l in s if "avail * 12 / 100" in l)
+    assert not any("-P" in l for l in bench.guest_script([90], [2], 5, "asis").splitlines())
+
+
+def test_passes_per_row_counts_placed_passes():
+    assert bench.passes_per_row(90, 2, "compare") == 6       # off, on, placed
+    assert bench.passes_per_row(12, 2, "compare") == 4       # off, on
+    assert bench.passes_per_row(90, 2, "asis") == 2          # base kernel
+
+
+PLACED = [rec("patched", "placed", 64, s, rep=i, miss=3) for i, s in enumerate([1.04, 1.0, 1.08])]
+
+
+def test_placed_ratios_split_on_floor():
+    # on/floor = on/placed * placed/floor: the walk's share and the topology's.
+    h = bench.headline(RECORDS + PLACED)
+    assert h["on/placed"] == pytest.approx(1.1 / 1.04)
+    assert h["placed/floor"] == pytest.approx(1.04 / 1.0)
+    assert h["on/placed"] * h["placed/floor"] == pytest.approx(h["on/floor"])
+    text = bench.headline_text(h)
+    assert "on/placed at 64 nodes:     %.3f" % (1.1 / 1.04) in text
+    assert "placed/floor at 64 nodes:  1.040" in text
+    # Without placed passes the ratios are n/a, not made up.
+    h = bench.headline(RECORDS)
+    assert h["on/placed"] is None and "on/placed at 64 nodes:     n/a" in bench.headline_text(h)
+
+
+def test_parse_console_keeps_placed_passes():
+    lines = ["zlc-row pct=90 threads=2",
+             "# zlc-run " + json.dumps(dict(zlc="placed", rep=1, mib=1800, threads=2, sys=1.0,
+                                            user=0.2, real=0.8, zlc_skip=4, zlc_mark_full=0,
+                                            numa_miss=9))]
+    (r,) = bench.parse_console(lines, "patched", 64)
+    assert bench.variant(r) == "placed" and r["numa_miss"] == 9
 
 
 def test_report_writes_json_atomically_and_plot(tmp_path):
@@ -164,6 +201,15 @@ def test_icount_table_reports_instructions_per_gib():
     assert "%.4f" % (0.55 * 1024 / 1800) in rows[64]            # on: median 1.1 / 2
     assert rows[64].rstrip().endswith("%.3f" % (1.1 / 2.5))
     assert rows[1].split("|")[1].strip() == "%.4f" % (0.5 * 1024 / 1800)
+
+
+def test_icount_table_has_placed_column():
+    text = bench.icount_table(RECORDS + PLACED)
+    assert "placed Ginsn/GiB" in text.splitlines()[0]
+    row = [l for l in text.splitlines()[1:] if int(l.split()[0]) == 64][0]
+    assert row.split("|")[4].strip() == "%.4f" % (0.52 * 1024 / 1800)   # median 1.04 / 2
+    row1 = [l for l in text.splitlines()[1:] if int(l.split()[0]) == 1][0]
+    assert row1.split("|")[4].strip() == "-"
 
 
 def test_icount_report_writes_its_own_files(tmp_path):

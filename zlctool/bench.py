@@ -6,7 +6,11 @@ memory, 2 vCPUs on node 0), one guest boots, touches all its memory once,
 then runs the selftest zonelist_cache_memhog at each memory fraction and
 thread count.  On the patched kernel the selftest interleaves the cache off
 and on inside the same boot (off, on, on, off, ...); on the base kernel it
-runs as is.  The boots come in rounds, each round booting every kernel and
+runs as is.  In the headline rows (90%) the patched kernel also runs
+"placed" passes (the selftest's -P): each thread's memory preferred chunk
+by chunk to nodes with room, so that no page fault walks the zonelist.
+They measure what the topology itself costs, the lower bound of any walk,
+cached or not.  The boots come in rounds, each round booting every kernel and
 topology once, in the opposite order of the round before (ABBA), so that
 the host's drift over the run falls on every column alike.  Every measured
 pass becomes one record of results/bench.json; the table, the headline
@@ -40,7 +44,8 @@ ICOUNT = dict(nodes=[64, 16, 2, 1], pcts=[12, 90], threads=[2], reps=2, rounds=1
 ICOUNT_ARGS = ["-icount", "shift=0,sleep=off"]
 HEADLINE = dict(pct=90, threads=2)
 VARIANTS = [("base", "n/a"), ("patched", "off"), ("patched", "on")]
-VARIANT_NAMES = {("base", "n/a"): "base", ("patched", "off"): "off", ("patched", "on"): "on"}
+VARIANT_NAMES = {("base", "n/a"): "base", ("patched", "off"): "off", ("patched", "on"): "on",
+                 ("patched", "placed"): "placed"}
 
 RUN_LINE = re.compile(r"zlc-run (\{.*\})")
 ROW_LINE = re.compile(r"zlc-row pct=(\d+) threads=(\d+)")
@@ -104,6 +109,10 @@ def _ratios(records, pct, threads, field="sys"):
     out["base/floor"] = ratio(med("base", most), med("base", 1))
     out["on/base"] = ratio(med("on", most), med("base", most))
     out["on/off 1 node"] = ratio(med("on", 1), med("off", 1))
+    # Placed passes walk no zonelist: what is left of on/floor above
+    # placed/floor is the walk's.
+    out["on/placed"] = ratio(med("on", most), med("placed", most))
+    out["placed/floor"] = ratio(med("placed", most), med("on", 1))
     # One row says little about a difference of a percent or two: the
     # median over every 1-node row of its own on/off ratio says more.
     rows = sorted({(k[2], k[3]) for k in g if k[1] == 1})
@@ -123,7 +132,7 @@ def _ratios(records, pct, threads, field="sys"):
 
 
 RATIO_KEYS = ("on/off", "on/floor", "off/floor", "base/floor", "on/base", "on/off 1 node",
-              "on/off 1 node, all rows", "on/off no spill")
+              "on/off 1 node, all rows", "on/off no spill", "on/placed", "placed/floor")
 
 
 def headline(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"], field="sys"):
@@ -197,6 +206,8 @@ def headline_text(h):
              f"  off/floor at {h.get('nodes')} nodes:     {f('off/floor')}",
              f"  base/floor at {h.get('nodes')} nodes:    {f('base/floor')}",
              f"  on/base at {h.get('nodes')} nodes:       {f('on/base')}",
+             f"  on/placed at {h.get('nodes')} nodes:     {f('on/placed')}",
+             f"  placed/floor at {h.get('nodes')} nodes:  {f('placed/floor')}",
              f"  on/off on 1 node:           {f('on/off 1 node')}",
              f"  on/off on 1 node, all rows: {f('on/off 1 node, all rows')}"]
     if "no spill row" in h:
@@ -204,20 +215,24 @@ def headline_text(h):
         lines.append(f"    (no-spill row: {h['no spill row']})")
     else:
         lines.append("  on/off with no spill:       n/a (no multi-node row without numa_miss)")
-    lines.append("  (floor: the same variant on 1 node; rounds: each round's ABBA boots alone)")
+    lines.append("  (floor: the same variant on 1 node, the cache-on one for placed; "
+                 "rounds: each round's ABBA boots alone)")
+    lines.append("  (placed: no zonelist walk at all; placed/floor is what the topology "
+                 "itself costs)")
     return "\n".join(lines)
 
 
 def icount_table(records):
     """--icount: instructions per GiB touched (icount elapsed seconds, i.e.
-    1e9 instructions), median of the passes, for base, off and on."""
+    1e9 instructions), median of the passes, for base, off, on and placed."""
     g = group(records)
     rows = sorted({(r["nodes"], r["mem_pct"], r["threads"]) for r in records})
-    lines = ["nodes  mem  thr | base Ginsn/GiB | off Ginsn/GiB |  on Ginsn/GiB | on/off"]
+    kinds = ("base", "off", "on", "placed")
+    lines = ["nodes  mem  thr | base Ginsn/GiB | off Ginsn/GiB |  on Ginsn/GiB | "
+             "placed Ginsn/GiB | on/off"]
     for n, p, t in rows:
-        meds = {v: median_per_gib(g.get((v, n, p, t), []), "real") for v in ("base", "off", "on")}
-        cells = ["%14.4f" % meds[v] if meds[v] is not None else "%14s" % "-"
-                 for v in ("base", "off", "on")]
+        meds = {v: median_per_gib(g.get((v, n, p, t), []), "real") for v in kinds}
+        cells = ["%14.4f" % meds[v] if meds[v] is not None else "%14s" % "-" for v in kinds]
         onoff = ratio(meds["on"], meds["off"])
         lines.append(f"{n:5d} {p:3d}% {t:4d} | " + " | ".join(cells) +
                      (" | %6.3f" % onoff if onoff is not None else " |      -"))
@@ -232,7 +247,8 @@ def plot(records, path, pct=HEADLINE["pct"], threads=HEADLINE["threads"]):
     g = group(records)
     nodes = sorted({r["nodes"] for r in records})
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    styles = {"base": ("tab:gray", "s"), "off": ("tab:blue", "o"), "on": ("tab:red", "^")}
+    styles = {"base": ("tab:gray", "s"), "off": ("tab:blue", "o"), "on": ("tab:red", "^"),
+              "placed": ("tab:green", "v")}
     for v, (color, marker) in styles.items():
         xs, ys, lo, hi = [], [], [], []
         for n in nodes:
@@ -244,7 +260,7 @@ def plot(records, path, pct=HEADLINE["pct"], threads=HEADLINE["threads"]):
                 hi.append(c[2] - c[0])
         if xs:
             label = {"base": "6.12 as shipped", "off": "patched, cache off",
-                     "on": "patched, cache on"}[v]
+                     "on": "patched, cache on", "placed": "placed, no walk"}[v]
             ax.errorbar(xs, ys, yerr=[lo, hi], color=color, marker=marker, capsize=4, label=label)
     floor = cell(g.get(("base", 1, pct, threads), []) or g.get(("off", 1, pct, threads), []))
     if floor:
@@ -265,6 +281,15 @@ def plot(records, path, pct=HEADLINE["pct"], threads=HEADLINE["threads"]):
 
 # --- running ------------------------------------------------------------------
 
+def placed_row(pct, mode):
+    """Whether a row also runs placed passes: the headline rows, in compare mode."""
+    return mode == "compare" and pct == HEADLINE["pct"]
+
+
+def passes_per_row(pct, reps, mode):
+    return reps * ((3 if placed_row(pct, mode) else 2) if mode == "compare" else 1)
+
+
 def guest_script(pcts, threads, reps, mode):
     """The guest command: warm up on all memory, then one selftest run per row.
 
@@ -277,8 +302,9 @@ def guest_script(pcts, threads, reps, mode):
     for p in pcts:
         for t in threads:
             lines.append(f"echo 'zlc-row pct={p} threads={t}'")
-            lines.append(f"{HOG} -m {mode} -f -s $((avail * {p} / 100)) -t {t} -r {reps} -j "
-                         "|| exit 1")
+            placed = " -P" if placed_row(p, mode) else ""
+            lines.append(f"{HOG} -m {mode}{placed} -f -s $((avail * {p} / 100)) -t {t} "
+                         f"-r {reps} -j || exit 1")
     return "\n".join(lines)
 
 
@@ -347,20 +373,20 @@ def run_guests(kernels, hog, plan, mem, cpus, t0, extra=()):
         topo = Topology.make(nodes, mem, cpus)
         mode = "asis" if kernel == "base" else "compare"
         script = guest_script(plan["pcts"], plan["threads"], plan["reps"], mode)
-        state = {"row": None, "n": 0}
-        per_row = plan["reps"] * (2 if kernel == "patched" else 1)
+        state = {"row": None, "n": 0, "of": 0}
 
-        def progress(line, kernel=kernel, state=state):
+        def progress(line, kernel=kernel, state=state, mode=mode):
             m = ROW_LINE.search(line)
             if m:
                 state["row"], state["n"] = f"{m.group(1)}% {m.group(2)} thr", 0
+                state["of"] = passes_per_row(int(m.group(1)), plan["reps"], mode)
             m = RUN_LINE.search(line)
             if m:
                 run = json.loads(m.group(1))
                 state["n"] += 1
                 print(f"[bench] round {rnd + 1}/{rounds} {topo.nodes:2d} nodes {kernel:7s} {state['row']}: "
                       f"{run['zlc']:3s} rep {run['rep'] + 1}/{plan['reps']} "
-                      f"({state['n']}/{per_row}) sys {run['sys']:.2f}s "
+                      f"({state['n']}/{state['of']}) sys {run['sys']:.2f}s "
                       f"elapsed {time.monotonic() - t0:.0f}s", flush=True)
 
         log = os.path.join(TOP, "build", "bench-logs", f"{kernel}-{nodes}-r{rnd + 1}.log")
@@ -372,7 +398,8 @@ def run_guests(kernels, hog, plan, mem, cpus, t0, extra=()):
             raise qemu.GuestError(f"the hog failed in the {kernel} guest with {nodes} nodes "
                                   f"(exit {res.status}); log: {log}")
         got = parse_console(res.lines, kernel, nodes, rnd)
-        want = len(plan["pcts"]) * len(plan["threads"]) * per_row
+        want = sum(passes_per_row(p, plan["reps"], mode) for p in plan["pcts"]) * \
+            len(plan["threads"])
         if len(got) != want:
             raise qemu.GuestError(f"expected {want} passes from the {kernel} guest with "
                                   f"{nodes} nodes, got {len(got)}; log: {log}")
@@ -392,7 +419,9 @@ def run_host(hog, plan):
         for t in plan["threads"]:
             lines.append(f"zlc-row pct={p} threads={t}")
             out = subprocess.run([hog, "-m", mode, "-p", str(p), "-t", str(t),
-                                  "-r", str(plan["reps"]), "-j"], capture_output=True, text=True)
+                                  "-r", str(plan["reps"]), "-j"] +
+                                 (["-P"] if placed_row(p, mode) else []),
+                                 capture_output=True, text=True)
             sys.stdout.write(out.stdout)
             lines += out.stdout.splitlines()
     return parse_console(lines, kernel, nodes)

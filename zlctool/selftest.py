@@ -4,7 +4,8 @@
         --summary build/test-results/selftest.counts
 
 On 4 nodes the selftest must run and pass (every touched word reads back,
-zlc_skip rose with the cache on and stayed flat with it off); on 1 node it
+zlc_skip rose with the cache on and stayed flat with it off, the placed
+passes of -P stayed on their nodes); on 1 node it
 must skip with its reason ("needs at least 2 NUMA nodes").  Each guest's
 TAP lines are counted as kselftest reports them: ok, not ok, # SKIP.
 """
@@ -50,7 +51,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m zlctool.selftest", description=__doc__)
     p.add_argument("--kernel", required=True)
     p.add_argument("--hog", required=True, help="the statically built selftest")
-    p.add_argument("--args", default="-p 70 -t 2 -r 1", help="selftest arguments")
+    p.add_argument("--args", default="-p 70 -t 2 -r 1 -P", help="selftest arguments")
     p.add_argument("--timeout", type=int, default=600)
     p.add_argument("--summary")
     p.add_argument("--kcsan-scope",
