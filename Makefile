@@ -56,7 +56,8 @@ hotplug: tree build/selftests/zonelist_cache_memhog ## memory blocks offline/onl
 	@mkdir -p build; cat configs/guest.config configs/hotplug.config > build/guest-hotplug.config
 	FRAGMENT=$(CURDIR)/build/guest-hotplug.config scripts/kbuild.sh guest-hotplug
 	$(PY) -m zlctool.hotplug --kernel $(call BZIMAGE,guest-hotplug) \
-		--hog build/selftests/zonelist_cache_memhog --summary $(RESULTS)/hotplug.counts
+		--hog build/selftests/zonelist_cache_memhog --summary $(RESULTS)/hotplug.counts \
+		--log $(RESULTS)/hotplug-console.log
 
 pytest: ## test the tooling itself (topologies, tables, JSON)
 	$(PY) -m pytest -q tests --ignore=tests/guest

@@ -116,6 +116,7 @@ def main(argv=None):
     p.add_argument("--hog", required=True, help="the statically built selftest")
     p.add_argument("--timeout", type=int, default=900)
     p.add_argument("--summary")
+    p.add_argument("--log", help="keep the guest's console here (default: a temporary file)")
     args = p.parse_args(argv)
 
     passed = failed = skipped = 0
@@ -123,7 +124,10 @@ def main(argv=None):
         topo = Topology.make(4, "2G", "2")
         res = qemu.run(args.kernel, topo,
                        GUEST.format(node=NODE, cycles=CYCLES), binaries=[args.hog],
-                       timeout=args.timeout, append="memhp_default_state=offline",
+                       timeout=args.timeout, log=args.log,
+                       # loglevel=7: the KUnit run at boot prints its TAP at
+                       # KERN_INFO, so a console that stops says where.
+                       append="memhp_default_state=offline loglevel=7",
                        extra=dimm_args(topo))
         for line in res.lines:
             if "zlc-hotplug" in line or re.search(r"zlc-rerun: \s*(not )?ok", line):
