@@ -106,6 +106,13 @@ def test_placed_ratios_split_on_floor():
     text = bench.headline_text(h)
     assert "on/placed at 64 nodes:     %.3f" % (1.1 / 1.04) in text
     assert "placed/floor at 64 nodes:  1.040" in text
+    # The other floor: the base kernel's own 1-node boots (median 1.0 here too,
+    # so it is checked below with a base floor that differs).
+    recs = [dict(r, sys=r["sys"] * 1.25) if (r["kernel"], r["nodes"]) == ("base", 1) else r
+            for r in RECORDS]
+    assert bench.headline(recs)["on/base floor"] == pytest.approx(1.1 / 1.25)
+    assert "on/base-floor at 64 nodes: %.3f" % (1.1 / 1.25) in bench.headline_text(
+        bench.headline(recs))
     # Without placed passes the ratios are n/a, not made up.
     h = bench.headline(RECORDS)
     assert h["on/placed"] is None and "on/placed at 64 nodes:     n/a" in bench.headline_text(h)
