@@ -42,15 +42,16 @@ check-export: ## fail if build/linux holds work that patches/ does not
 guest: tree ## build the patched guest kernel (configs/guest.config)
 	scripts/kbuild.sh guest
 
-build/selftests/zonelist_cache_memhog: $(TREE)/tools/testing/selftests/mm/zonelist_cache_memhog.c
+build/selftests/%: $(TREE)/tools/testing/selftests/mm/%.c
 	@mkdir -p $(dir $@)
 	gcc -Wall -O2 -static -pthread -I $(TREE)/tools/testing/selftests -o $@ $<
 
 # --- tests ------------------------------------------------------------------
 
-selftest: guest build/selftests/zonelist_cache_memhog ## the memhog kselftest in a 4-node guest (passes) and a 1-node guest (skips)
+selftest: guest build/selftests/zonelist_cache_memhog build/selftests/zonelist_cache_locality ## the memhog (4 nodes passes, 1 node skips) and locality kselftests (2 and 4 nodes)
 	$(PY) -m zlctool.selftest --kernel $(call BZIMAGE,guest) \
-		--hog build/selftests/zonelist_cache_memhog --summary $(RESULTS)/selftest.counts
+		--hog build/selftests/zonelist_cache_memhog \
+		--locality build/selftests/zonelist_cache_locality --summary $(RESULTS)/selftest.counts
 
 hotplug: tree build/selftests/zonelist_cache_memhog ## memory blocks offline/online under a spilling hog, then the KUnit suite again
 	@mkdir -p build; cat configs/guest.config configs/hotplug.config > build/guest-hotplug.config
@@ -62,7 +63,7 @@ hotplug: tree build/selftests/zonelist_cache_memhog ## memory blocks offline/onl
 pytest: ## test the tooling itself (topologies, tables, JSON)
 	$(PY) -m pytest -q tests --ignore=tests/guest
 
-kunit: tree ## run the zonelist_cache KUnit suite on 1, 2, 4 nodes and a big node 0
+kunit: tree ## run the zonelist_cache KUnit suite on 1, 2, 4, 64 nodes and a big node 0
 	$(PY) -m zlctool.kunit --tree $(TREE) --build-dir build/kunit \
 		$(addprefix --kunitconfig ,$(KUNIT_CONFIGS)) \
 		$(addprefix --topology ,$(KUNIT_TOPOLOGIES)) \

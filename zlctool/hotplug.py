@@ -14,7 +14,8 @@ fills or empties, the zonelists are rebuilt under the running allocations
 and zonerefs move.  Afterwards the
 suite is run again through /sys/kernel/debug/kunit/zonelist_cache/run, so
 that its cases (z_to_n against the rebuilt zonelists among them) check the
-cache as hotplug left it.  Any warning, oops or KCSAN report on the console
+cache as hotplug left it.  Before that, /sys/kernel/debug/zonelist_cache
+must list the zonelist of every node.  Any warning, oops or KCSAN report on the console
 fails the run (zlctool.qemu); so does a block that would not go offline
 or online, a node whose memory did not shrink and grow back, or a hog that
 failed.
@@ -76,6 +77,12 @@ for cycle in $(seq {cycles}); do
 	sleep 1
 	online "cycle $cycle"
 done
+# What the cache holds now, as a user would look at it: every node's
+# zonelist must be listed, with the zones it marks.
+dbg=/sys/kernel/debug/zonelist_cache
+sed 's/^/zlc-debugfs: /' $dbg
+[ "$(grep -c '^node [0-9]* zonelist:' $dbg)" = 4 ] ||
+	{{ echo "zlc-hotplug: $dbg does not list the 4 zonelists"; exit 1; }}
 touch /tmp/stop; wait $hog
 grep -q '^ok ' /tmp/hog.log || {{ echo "zlc-hotplug: the hog passed nothing"; cat /tmp/hog.log; exit 1; }}
 grep '^not ok' /tmp/hog.log && exit 1
@@ -130,7 +137,7 @@ def main(argv=None):
                        append="memhp_default_state=offline loglevel=7",
                        extra=dimm_args(topo))
         for line in res.lines:
-            if "zlc-hotplug" in line or re.search(r"zlc-rerun: \s*(not )?ok", line):
+            if re.search(r"zlc-(hotplug|debugfs)", line) or re.search(r"zlc-rerun: \s*(not )?ok", line):
                 print(f"[hotplug] {line}")
         p_, f_, s_ = count_rerun(res.lines)
         offlined = sum(1 for l in res.lines if re.search(r"zlc-hotplug: cycle \d+ offline", l))

@@ -1,13 +1,15 @@
-"""Run the zonelist_cache_memhog kselftest in QEMU guests and count its TAP.
+"""Run the zonelist cache kselftests in QEMU guests and count their TAP.
 
     python3 -m zlctool.selftest --kernel bzImage --hog zonelist_cache_memhog \
-        --summary build/test-results/selftest.counts
+        --locality zonelist_cache_locality --summary build/test-results/selftest.counts
 
 On 4 nodes the selftest must run and pass (every touched word reads back,
 zlc_skip rose with the cache on and stayed flat with it off, the placed
 passes of -P stayed on their nodes); on 1 node it
-must skip with its reason ("needs at least 2 NUMA nodes").  Each guest's
-TAP lines are counted as kselftest reports them: ok, not ok, # SKIP.
+must skip with its reason ("needs at least 2 NUMA nodes").  The locality
+test runs on 2 nodes (freeing into node 0) and 4 nodes (into node 1) and
+must pass: the cache on places pages as near as the cache off.  Each
+guest's TAP lines are counted as kselftest reports them: ok, not ok, # SKIP.
 """
 
 import argparse
@@ -47,10 +49,21 @@ def run_case(kernel, hog, nodes, args_line, timeout, kcsan_scope=None):
     return res.status, tap, count_tap(res.lines)
 
 
+def run_locality(kernel, binary, nodes, window, timeout, kcsan_scope=None):
+    """zonelist_cache_locality in a guest of `nodes` nodes of 1 GiB (2 GiB in
+    all beyond two nodes), freeing into node `window`: (status, tap, counts)."""
+    topo = Topology.make(nodes, "2G", "2")
+    res = qemu.run(kernel, topo, f"zonelist_cache_locality -w {window}", binaries=[binary],
+                   timeout=timeout, kcsan_scope=kcsan_scope)
+    tap = [l for l in res.lines if re.match(r"^(ok|not ok|1\.\.|TAP|#)", l)]
+    return res.status, tap, count_tap(res.lines)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m zlctool.selftest", description=__doc__)
     p.add_argument("--kernel", required=True)
     p.add_argument("--hog", required=True, help="the statically built selftest")
+    p.add_argument("--locality", help="the statically built zonelist_cache_locality")
     p.add_argument("--args", default="-p 70 -t 2 -r 1 -P", help="selftest arguments")
     p.add_argument("--timeout", type=int, default=600)
     p.add_argument("--summary")
@@ -84,6 +97,23 @@ def main(argv=None):
               + ("" if ok else "  <-- expected a clean skip"))
         passed += 1 if ok else 0
         failed += 0 if ok else 1
+
+        # Locality: the node freed into gets the pages with the cache on as
+        # with it off.  A skip (the scene could not be set) fails the stage:
+        # it would leave placement unchecked.
+        for nodes, window in ((2, 0), (4, 1)) if args.locality else ():
+            status, tap, (pl, fl, sl, why) = run_locality(args.kernel, args.locality, nodes,
+                                                          window, args.timeout,
+                                                          args.kcsan_scope)
+            label = f"[locality {nodes} nodes, window node {window}]"
+            for line in tap:
+                print(f"{label} {line}")
+            ok = status == 0 and fl == 0 and sl == 0 and pl >= 2 and why is None
+            print(f"{label} exit {status}: {pl} passed, {fl} failed, {sl} skipped"
+                  + ("" if ok else "  <-- expected a run that passes"))
+            passed += pl
+            failed += fl + (0 if ok else 1)
+            skipped += sl
     except qemu.GuestError as e:
         print(f"[selftest] {e}", file=sys.stderr)
         failed += 1
