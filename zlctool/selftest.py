@@ -59,6 +59,19 @@ def run_locality(kernel, binary, nodes, window, timeout, kcsan_scope=None):
     return res.status, tap, count_tap(res.lines)
 
 
+def judge_run(label, status, tap, counts, min_passed):
+    """Print a guest's TAP and verdict; (passed, failed, skipped) to add.
+    A run that must pass fails on a bad exit, a failure, any skip (which
+    would leave something unchecked) or fewer than min_passed results."""
+    passed, failed, skipped, why = counts
+    for line in tap:
+        print(f"{label} {line}")
+    ok = status == 0 and failed == 0 and skipped == 0 and passed >= min_passed and why is None
+    print(f"{label} exit {status}: {passed} passed, {failed} failed, {skipped} skipped"
+          + ("" if ok else "  <-- expected a run that passes"))
+    return passed, failed + (0 if ok else 1), skipped
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m zlctool.selftest", description=__doc__)
     p.add_argument("--kernel", required=True)
@@ -76,16 +89,10 @@ def main(argv=None):
         # Four nodes: the selftest runs and every result must pass.  At 70%
         # of memory the hog spills past node 0, so nothing may skip: a skip
         # ("did not spill") would leave zlc_skip and placement unchecked.
-        status, tap, (p4, f4, s4, why) = run_case(args.kernel, args.hog, 4, args.args,
-                                                  args.timeout, args.kcsan_scope)
-        for line in tap:
-            print(f"[selftest 4 nodes] {line}")
-        ok = status == 0 and f4 == 0 and s4 == 0 and p4 >= 3 and why is None
-        print(f"[selftest 4 nodes] exit {status}: {p4} passed, {f4} failed, {s4} skipped"
-              + ("" if ok else "  <-- expected a run that passes"))
-        passed += p4
-        failed += f4 + (0 if ok else 1)
-        skipped += s4
+        status, tap, counts = run_case(args.kernel, args.hog, 4, args.args,
+                                       args.timeout, args.kcsan_scope)
+        p4, f4, s4 = judge_run("[selftest 4 nodes]", status, tap, counts, 3)
+        passed, failed, skipped = passed + p4, failed + f4, skipped + s4
 
         # One node: the selftest skips, with its reason, and nothing fails.
         status, tap, (p1, f1, s1, why) = run_case(args.kernel, args.hog, 1, args.args,
@@ -102,18 +109,11 @@ def main(argv=None):
         # with it off.  A skip (the scene could not be set) fails the stage:
         # it would leave placement unchecked.
         for nodes, window in ((2, 0), (4, 1)) if args.locality else ():
-            status, tap, (pl, fl, sl, why) = run_locality(args.kernel, args.locality, nodes,
-                                                          window, args.timeout,
-                                                          args.kcsan_scope)
-            label = f"[locality {nodes} nodes, window node {window}]"
-            for line in tap:
-                print(f"{label} {line}")
-            ok = status == 0 and fl == 0 and sl == 0 and pl >= 2 and why is None
-            print(f"{label} exit {status}: {pl} passed, {fl} failed, {sl} skipped"
-                  + ("" if ok else "  <-- expected a run that passes"))
-            passed += pl
-            failed += fl + (0 if ok else 1)
-            skipped += sl
+            status, tap, counts = run_locality(args.kernel, args.locality, nodes, window,
+                                               args.timeout, args.kcsan_scope)
+            pl, fl, sl = judge_run(f"[locality {nodes} nodes, window node {window}]",
+                                   status, tap, counts, 2)
+            passed, failed, skipped = passed + pl, failed + fl, skipped + sl
     except qemu.GuestError as e:
         print(f"[selftest] {e}", file=sys.stderr)
         failed += 1
