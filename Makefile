@@ -5,18 +5,19 @@
 include base.mk
 export BASE_PKG BASE_VERSION BASE_SHA256
 
-PY       ?= python3
+# Debian's own Python, with the modules make deps installs from Debian.
+PY       ?= /usr/bin/python3
 TREE     := build/linux
 RESULTS  := build/test-results
 BZIMAGE   = build/$(1)/arch/x86/boot/bzImage
 STAGE    := $(PY) -m zlctool.stage $(RESULTS)
 
-# KUnit: the topologies the suite runs under (nodes[:memory, total or per
-# node]); 2:6G,1G gives node 0 a DMA32 and a Normal zone.
-KUNIT_TOPOLOGIES ?= 1 2 4 64 2:6G,1G
+# KUnit: the topologies the suite runs under (zlctool/topology.py);
+# 6G,cpus=0-1/1G gives node 0 a DMA32 and a Normal zone.
+KUNIT_TOPOLOGIES ?= 1 2 4 64 6G,cpus=0-1/1G
 KUNIT_CONFIGS    := configs/kunit.config $(TREE)/mm/tests/.kunitconfig
 
-.PHONY: help deps tree export check-export kunit kunit-debug selftest hotplug pytest test bench guest check deb
+.PHONY: help deps tree export check-export kunit kunit-debug selftest hotplug pytest test bench compare guest base-guest run shell check deb
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -39,8 +40,28 @@ check-export: ## fail if build/linux holds work that patches/ does not
 
 # --- builds -----------------------------------------------------------------
 
-guest: tree ## build the patched guest kernel (configs/guest.config)
-	scripts/kbuild.sh guest
+guest: tree ## build the patched guest kernel (configs/guest.config) into build/guest
+	@scripts/deps.sh
+	@scripts/kbuild.sh guest
+
+base-guest: tree ## build the unpatched base kernel, same config, into build/guest-base
+	@scripts/deps.sh
+	@git -C $(TREE) worktree list | grep -q 'build/linux-base ' || \
+		git -C $(TREE) worktree add --quiet --detach $(CURDIR)/build/linux-base base
+	@git -C build/linux-base checkout -q --detach base
+	@TREE=$(CURDIR)/build/linux-base KBUILD_OUT=$(CURDIR)/build/guest-base scripts/kbuild.sh guest
+
+# --- booting it -------------------------------------------------------------
+
+NODES  ?= 2
+KERNEL ?= patched
+RUN     = $(PY) -m zlctool.guest --kernel $(KERNEL) --topology '$(NODES)'
+
+run: $(if $(filter base,$(KERNEL)),base-guest,guest) ## boot it and run CMD: make run NODES=4 CMD='cat /proc/zoneinfo' (KERNEL=base, DRY=1)
+	@$(RUN) $(if $(DRY),--dry-run) -- $(CMD)
+
+shell: $(if $(filter base,$(KERNEL)),base-guest,guest) ## boot it with a shell on this terminal (NODES=..., KERNEL=base; Ctrl-A X quits)
+	@$(RUN) --shell $(if $(DRY),--dry-run)
 
 build/selftests/%: $(TREE)/tools/testing/selftests/mm/%.c
 	@mkdir -p $(dir $@)
@@ -54,16 +75,15 @@ selftest: guest build/selftests/zonelist_cache_memhog build/selftests/zonelist_c
 		--locality build/selftests/zonelist_cache_locality --summary $(RESULTS)/selftest.counts
 
 hotplug: tree build/selftests/zonelist_cache_memhog ## memory blocks offline/online under a spilling hog, then the KUnit suite again
-	@mkdir -p build; cat configs/guest.config configs/hotplug.config > build/guest-hotplug.config
-	FRAGMENT=$(CURDIR)/build/guest-hotplug.config scripts/kbuild.sh guest-hotplug
+	@FRAGMENT="configs/guest.config configs/hotplug.config" scripts/kbuild.sh guest-hotplug
 	$(PY) -m zlctool.hotplug --kernel $(call BZIMAGE,guest-hotplug) \
-		--hog build/selftests/zonelist_cache_memhog --summary $(RESULTS)/hotplug.counts \
-		--log $(RESULTS)/hotplug-console.log
+		--hog build/selftests/zonelist_cache_memhog --summary $(RESULTS)/hotplug.counts
 
-pytest: ## test the tooling itself (topologies, tables, JSON)
+pytest: tree ## test the tooling itself (console parsing, topologies, reports; needs kunit_parser)
+	@scripts/deps.sh
 	$(PY) -m pytest -q tests --ignore=tests/guest
 
-kunit: tree ## run the zonelist_cache KUnit suite on 1, 2, 4, 64 nodes and a big node 0
+kunit: tree ## the zonelist_cache KUnit suite on each of KUNIT_TOPOLOGIES (1 2 4 64 nodes, a 6G node 0)
 	$(PY) -m zlctool.kunit --tree $(TREE) --build-dir build/kunit \
 		$(addprefix --kunitconfig ,$(KUNIT_CONFIGS)) \
 		$(addprefix --topology ,$(KUNIT_TOPOLOGIES)) \
@@ -76,8 +96,7 @@ kunit-debug: tree build/selftests/zonelist_cache_memhog ## KUnit and a spilling 
 		$(addprefix --kunitconfig ,$(KUNIT_CONFIGS) configs/debug.config) \
 		--topology 2 --topology 4 --filter 'zonelist_cache' --timeout 1800 \
 		--kcsan-scope '$(KCSAN_SCOPE)' --summary $(RESULTS)/kunit-debug.counts
-	@mkdir -p build; cat configs/guest.config configs/debug.config > build/guest-debug.config
-	FRAGMENT=$(CURDIR)/build/guest-debug.config scripts/kbuild.sh guest-debug
+	@FRAGMENT="configs/guest.config configs/debug.config" scripts/kbuild.sh guest-debug
 	$(PY) -m zlctool.selftest --kernel $(call BZIMAGE,guest-debug) --timeout 1800 \
 		--hog build/selftests/zonelist_cache_memhog --kcsan-scope '$(KCSAN_SCOPE)' \
 		--summary $(RESULTS)/selftest-debug.counts
@@ -114,6 +133,16 @@ deb: tree ## Debian packages of the patched kernel in build/deb (KCONFIG=file, d
 
 # --- measuring --------------------------------------------------------------
 
-bench: ## the memory-hog benchmark: base vs cache off vs cache on (QUICK=1, HW=1, ICOUNT=1)
-	@scripts/deps.sh bench
-	$(PY) -m zlctool.bench $(if $(QUICK),--quick) $(if $(HW),--hw) $(if $(ICOUNT),--icount)
+bench: ## the memory-hog benchmark, base vs cache off vs on, into results/NAME/ (NAME=, QUICK=1, ICOUNT=1, HW=1)
+	@scripts/deps.sh
+	$(PY) -m zlctool.bench $(if $(NAME),--name $(NAME)) $(if $(QUICK),--quick) $(if $(HW),--hw) \
+		$(if $(ICOUNT),--icount)
+
+# 'make compare A B': the words after 'compare' are run names, not targets.
+ifeq (compare,$(firstword $(MAKECMDGOALS)))
+RUNS ?= $(wordlist 2,$(words $(MAKECMDGOALS)),$(MAKECMDGOALS))
+$(eval $(RUNS):;@:)
+endif
+
+compare: ## compare named runs side by side, mmtests style: make compare NAME1 NAME2 ...
+	@$(PY) -m zlctool.report $(addprefix results/,$(or $(RUNS),$(error name the runs: make compare NAME1 NAME2)))

@@ -26,8 +26,7 @@ fi
 kconfig=$(cd "$(dirname "$kconfig")" && pwd)/$(basename "$kconfig")
 [ -f "$tree/Makefile" ] || { echo "deb: no kernel tree in build/linux: run 'make tree'" >&2; exit 1; }
 
-cc=gcc
-command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
+cc=$("$top/scripts/cc.sh")
 kmake() { make -s -C "$tree" O="$obj" ARCH=x86_64 CC="$cc" LOCALVERSION="${LOCALVERSION:--zlc}" "$@"; }
 
 mkdir -p "$obj"

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install what building, booting and testing the series needs, only what is
-# missing: Debian packages with apt-get, Python modules with pip.
+# missing, all from Debian's archive with apt-get, Python modules included:
+# the tooling runs on Debian's own /usr/bin/python3, which is externally
+# managed (PEP 668) and takes no pip installs.
 #   deps.sh          for 'make test' and friends
-#   deps.sh bench    also what 'make bench' needs (matplotlib)
 #   deps.sh docs     also Sphinx, for 'make check' (htmldocs)
 set -euo pipefail
 
@@ -14,6 +15,9 @@ pkgs=(
 	xz-utils rsync git ccache sparse python3 perl file dpkg-dev debhelper
 	# guests: QEMU (with its BIOS images) and a static busybox
 	qemu-system-x86 qemu-system-data seabios busybox-static gzip
+	# the tooling: Debian's Python and its modules, shellcheck, addr2line for
+	# scripts/decode_stacktrace.sh
+	python3-pytest python3-git python3-ply python3-matplotlib shellcheck binutils
 )
 [ "${1:-}" = docs ] && pkgs+=(python3-sphinx python3-sphinx-rtd-theme python3-yaml)
 
@@ -32,13 +36,4 @@ if [ ${#missing[@]} -gt 0 ]; then
 		"${missing[@]}" >/dev/null
 fi
 
-py=${PYTHON:-python3}
-mods=(pytest:pytest ply:ply git:GitPython)
-[ "${1:-}" = bench ] && mods+=(matplotlib:matplotlib)
-for m in "${mods[@]}"; do
-	if ! "$py" -c "import ${m%%:*}" 2>/dev/null; then
-		echo "deps: pip installing ${m#*:}"
-		"$py" -m pip install -q --root-user-action=ignore "${m#*:}"
-	fi
-done
 echo "deps: all present"

@@ -1,16 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build the kernel in build/linux with a config fragment from configs/,
+# Build the kernel in build/linux with config fragments from configs/,
 # out of tree in its own directory:
 #
 #   kbuild.sh NAME [make targets...]      (default target: bzImage)
 #
-# The .config is configs/NAME.config on top of every other option's default
-# (alldefconfig), remade whenever the fragment changes; every option the
-# fragment sets must survive, or the build stops naming the ones that did
-# not.  ccache is used when installed.  Extra make arguments come from
-# KBUILD_ARGS (e.g. "W=1" or "C=2"); the output directory from KBUILD_OUT.
+# The fragments are configs/NAME.config, or those FRAGMENT lists (space
+# separated, later ones override earlier ones).  They are merged by the
+# kernel's scripts/kconfig/merge_config.sh on top of every other option's
+# default (alldefconfig), again whenever a fragment changes; an option
+# that Kconfig did not keep as asked stops the build, named.  The compiler
+# comes from scripts/cc.sh (ccache when installed).  Extra make arguments
+# come from KBUILD_ARGS (e.g. "W=1" or "C=2"); the output directory from
+# KBUILD_OUT.  A line every minute tells that the build goes on.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,40 +23,40 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(bzImage)
 
 src=${TREE:-$top/build/linux}
-frag=${FRAGMENT:-$top/configs/$name.config}
+read -r -a frags <<< "${FRAGMENT:-$top/configs/$name.config}"
 out=${KBUILD_OUT:-$top/build/$name}
 [ -f "$src/Makefile" ] || { echo "kbuild.sh: no kernel tree in $src: run 'make tree'" >&2; exit 1; }
-[ -f "$frag" ] || { echo "kbuild.sh: no config fragment $frag" >&2; exit 1; }
+for f in "${frags[@]}"; do
+	[ -f "$f" ] || { echo "kbuild.sh: no config fragment $f" >&2; exit 1; }
+done
 mkdir -p "$out"
-
-cc=gcc
-if command -v ccache >/dev/null 2>&1; then
-	cc="ccache gcc"
-fi
+out=$(cd "$out" && pwd)
+cc=$("$top/scripts/cc.sh")
 # shellcheck disable=SC2206
 extra=(${KBUILD_ARGS:-})
-kmake() { make -s -C "$src" O="$out" ARCH=x86_64 CC="$cc" "$@"; }
 
 stamp="$out/.fragment"
-if [ ! -f "$out/.config" ] || ! cmp -s "$frag" "$stamp"; then
-	kmake KCONFIG_ALLCONFIG="$frag" alldefconfig >/dev/null
-	cp "$frag" "$stamp"
-fi
-
-# Every option the fragment names must have kept its value.
-missing=$(grep -E '^(CONFIG_[A-Za-z0-9_]+=|# CONFIG_[A-Za-z0-9_]+ is not set)' "$frag" |
-	while read -r line; do
-		case "$line" in
-		"# "*)	opt=${line#\# }; opt=${opt%% *}
-			grep -q "^$opt=" "$out/.config" && echo "$line" ;;
-		*)	grep -qxF "$line" "$out/.config" || echo "$line" ;;
-		esac
-	done)
-if [ -n "$missing" ]; then
-	echo "kbuild.sh: configs/$name.config asks for options Kconfig did not keep:" >&2
-	echo "$missing" | sed 's/^/  /' >&2
+if [ ! -f "$out/.config" ] || ! cat "${frags[@]}" | cmp -s - "$stamp"; then
 	rm -f "$stamp"
-	exit 1
+	if ! (cd "$src" && ARCH=x86_64 scripts/kconfig/merge_config.sh -O "$out" "${frags[@]}") \
+			> "$out/merge_config.log" 2>&1; then
+		echo "kbuild.sh: merge_config.sh failed (log: $out/merge_config.log)" >&2
+		tail -20 "$out/merge_config.log" >&2
+		exit 1
+	fi
+	if grep -q '^Value requested for' "$out/merge_config.log"; then
+		echo "kbuild.sh: Kconfig did not keep options that ${frags[*]##*/} ask for:" >&2
+		grep -A2 '^Value requested for' "$out/merge_config.log" | sed 's/^/  /' >&2
+		exit 1
+	fi
+	cat "${frags[@]}" > "$stamp"
 fi
 
-kmake -j"$(nproc)" "${extra[@]}" "${targets[@]}"
+start=$SECONDS
+touch "$out/.build-start"
+(while sleep 60; do
+	echo "[build $name] $(( (SECONDS - start) / 60 ))m, $(find "$out" -name '*.o' -newer "$out/.build-start" | wc -l) objects built"
+done) &
+ticker=$!
+trap 'kill $ticker 2>/dev/null' EXIT
+make -s -C "$src" O="$out" ARCH=x86_64 CC="$cc" -j"$(nproc)" "${extra[@]}" "${targets[@]}"

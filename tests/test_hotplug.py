@@ -1,10 +1,13 @@
-from zlctool import hotplug
+import os
+
+from zlctool import guest, hotplug
 
 
 def test_rerun_counts_only_the_suite_cases():
     lines = [
         "zlc-rerun: KTAP version 1",
         "zlc-rerun: # Subtest: zonelist_cache",
+        "zlc-rerun: 1..3",
         "zlc-rerun:     ok 1 zlc_test_z_to_n",
         "zlc-rerun:     not ok 2 zlc_test_zap",
         "zlc-rerun:     ok 3 zlc_test_thp_failure # SKIP needs node 0 with more than 4 GiB",
@@ -15,11 +18,12 @@ def test_rerun_counts_only_the_suite_cases():
 
 
 def test_guest_script_cycles_the_movable_blocks_of_one_node():
-    script = hotplug.GUEST.format(node=3, cycles=2)
-    assert "/sys/devices/system/node/node3" in script
-    assert "echo offline > $b/state" in script and "echo online_movable > $b/state" in script
+    with open(os.path.join(guest.SCRIPTS, "hotplug.sh")) as f:
+        script = f.read()
+    assert "node=/sys/devices/system/node/node$NODE" in script
+    assert 'echo offline > "$b/state"' in script and 'echo online_movable > "$b/state"' in script
     assert "online hot-add" in script
-    assert "seq 2" in script
+    assert 'seq "$CYCLES"' in script
     assert script.rstrip().endswith("/sys/kernel/debug/kunit/zonelist_cache/results")
 
 

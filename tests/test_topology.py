@@ -1,5 +1,10 @@
+"""zlctool.topology: the one topology grammar of make, the runner, KUnit and bench."""
+
+import argparse
+
 import pytest
 
+from zlctool import topology
 from zlctool.topology import Topology, TopologyError, parse_size_mib
 
 
@@ -12,61 +17,95 @@ def test_sizes():
         parse_size_mib("lots")
 
 
-def test_even_split_and_qemu_args():
-    t = Topology.make(4, "2G", "2")
+def test_a_count_splits_2g_with_the_cpus_on_node_0():
+    t = Topology.parse("4")
     assert t.mem_mib == (512, 512, 512, 512)
-    assert t.cpus == (2, 0, 0, 0)
+    assert t.cpu_counts() == (2, 0, 0, 0)
     args = t.qemu_args()
     assert args[:4] == ["-m", "2048M", "-smp", "2"]
     assert "node,nodeid=0,memdev=m0,cpus=0-1" in args
     assert "node,nodeid=3,memdev=m3" in args
     assert args.count("-numa") == 4
     assert "memory-backend-ram,id=m2,size=512M" in args
+    assert t.label() == "4n"
 
 
-def test_lists_per_node():
-    t = Topology.make(3, "1G,512M,512M", "1,1,0")
+def test_count_and_total():
+    t = Topology.parse("2:4G")
+    assert t.mem_mib == (2048, 2048) and t.label() == "2n-4096M"
+
+
+def test_nodes_written_as_virtme_ng_takes_them():
+    t = Topology.parse("1G,cpus=0/512M,cpus=1/512M")
     assert t.mem_mib == (1024, 512, 512)
+    assert t.cpu_counts() == (1, 1, 0)
     args = t.qemu_args()
     assert "node,nodeid=0,memdev=m0,cpus=0" in args
     assert "node,nodeid=1,memdev=m1,cpus=1" in args
     assert t.total_cpus == 2
 
 
-def test_memory_per_node_flag():
-    t = Topology.make(2, "1G", "2", mem_is_total=False)
-    assert t.mem_mib == (1024, 1024)
+def test_a_big_node_0():
+    t = Topology.parse("6G,cpus=0-1/1G")
+    assert t.mem_mib == (6144, 1024) and t.label() == "2n-6144M-1024M"
 
 
 def test_64_nodes():
-    t = Topology.make(64, "2G", "2")
+    t = Topology.parse("64")
     assert t.nodes == 64 and t.mem_mib[63] == 32
     assert t.qemu_args().count("-numa") == 64
 
 
-def test_distance_matrix():
-    t = Topology.make(2, "2G", "2", "10,20;20,10")
+def test_distances_go_both_ways():
+    t = Topology.parse("1G,cpus=0-1/1G/0,1=20")
     args = t.qemu_args()
     assert "dist,src=0,dst=1,val=20" in args
     assert "dist,src=1,dst=0,val=20" in args
-    assert "dist,src=0,dst=0,val=10" not in args
+    assert t.label() == "2n-dist"
 
 
-@pytest.mark.parametrize("nodes,mem,cpus,dist,message", [
-    (0, "2G", "2", None, "node count must be 1..64"),
-    (200, "2G", "2", None, "node count must be 1..64"),
-    ("x", "2G", "2", None, "whole number"),
-    (3, "2G", "2", None, "does not divide evenly"),
-    (2, "1G,1G,1G", "2", None, "3 memory sizes given for 2 nodes"),
-    (2, "3M,1G", "2", None, "must be at least 4 MiB"),
-    (2, "2G", "0", None, "at least one CPU"),
-    (2, "2G", "1,1,1", None, "3 CPU counts given for 2 nodes"),
-    (2, "2G", "2", "10,20", "1 rows, expected 2"),
-    (2, "2G", "2", "10,20;20", "row 1 has 1 entries"),
-    (2, "2G", "2", "10,20;20,11", "to itself must be 10"),
-    (2, "2G", "2", "10,5;5,10", "must be 11..255"),
-    (2, "2G", "2", "10,a;a,10", "not all integers"),
+@pytest.mark.parametrize("spec", ["4", "2:4G", "6G,cpus=0-1/1G", "1G,cpus=0/1G,cpus=1/0,1=20"])
+def test_spec_round_trips(spec):
+    t = Topology.parse(spec)
+    assert Topology.parse(t.spec()) == t
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("", "empty topology"),
+    ("0", "this kernel takes 1..64"),
+    ("65", "this kernel takes 1..64 (x86_64 NODES_SHIFT=6)"),
+    ("x", "bad topology 'x'"),
+    ("3", "does not split into 3 equal nodes"),
+    ("64:1G", "a node needs at least 32 MiB"),
+    ("16M/1G", "node 0 has 16 MiB"),
+    ("1G,cpus=1/1G", "numbered from 0 without gaps"),
+    ("1G,cpus=0-1/1G,cpus=1", "each CPU once"),
+    ("1G,cpus=3-1/1G", "runs backwards"),
+    ("1G,mem=2/1G", "unknown option 'mem=2'"),
+    ("1G/1G/0,2=20", "there are only 2 nodes"),
+    ("1G/1G/1,1=20", "distance to itself is 10"),
+    ("1G/1G/0,1=5", "must be 11..255"),
+    ("1G/0,1=20/1G", "nodes come first"),
+    ("1G/lots", "bad memory size 'lots'"),
 ])
-def test_bad_topologies(nodes, mem, cpus, dist, message):
-    with pytest.raises(TopologyError, match=message):
-        Topology.make(nodes, mem, cpus, dist)
+def test_bad_topologies_say_what_is_wrong(spec, message):
+    with pytest.raises(TopologyError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Topology.parse(spec)
+
+
+def args_of(argv):
+    p = argparse.ArgumentParser()
+    topology.add_arguments(p, default="2")
+    return topology.from_arguments(p.parse_args(argv))
+
+
+def test_command_line_takes_virtme_ng_options_or_a_spec():
+    assert args_of([]) == Topology.parse("2")
+    assert args_of(["--topology", "4"]) == Topology.parse("4")
+    assert args_of(["--nodes", "64"]) == Topology.parse("64")
+    assert args_of(["--numa", "1G,cpus=0-1", "--numa", "1G", "--numa-distance", "0,1=20"]) == \
+        Topology.parse("1G,cpus=0-1/1G/0,1=20")
+    with pytest.raises(TopologyError, match="not both"):
+        args_of(["--topology", "4", "--numa", "1G"])
+    with pytest.raises(TopologyError, match="without --numa"):
+        args_of(["--numa-distance", "0,1=20"])

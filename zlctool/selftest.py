@@ -16,47 +16,41 @@ import argparse
 import re
 import sys
 
-from . import qemu, summary
+from . import guest, summary
 from .topology import Topology
 
 KSFT_SKIP = 4
 
 
-def count_tap(lines):
-    """(passed, failed, skipped, plan_skip_reason) from kselftest TAP."""
-    plan_skip = None
-    results = []
-    for line in lines:
-        m = re.match(r"^1\.\.0 # SKIP (.*)$", line)
-        if m:
-            plan_skip = m.group(1).strip()
-            continue
-        m = re.match(r"^(not ok|ok) \d+ (.*)$", line)
-        if m:
-            results.append((m.group(1), m.group(2)))
-    return (*summary.tally(results), plan_skip)
+def counts(lines):
+    """(passed, failed, skipped, plan_skip_reason) of kselftest TAP,
+    parsed by kunit_parser (see zlctool.guest.results)."""
+    r = guest.results(lines)
+    return r.passed, r.failed, r.skipped, r.plan_skip
+
+
+def run_binary(kernel, binary, topo, command, name, timeout, kcsan_scope=None):
+    res = guest.run(kernel, topo, command, binaries=[binary], timeout=timeout,
+                    stage="selftest", name=name, kcsan_scope=kcsan_scope)
+    if kcsan_scope:
+        for line in guest.unrelated_kcsan(res.lines, kcsan_scope):
+            print(f"[selftest {name}] KCSAN report outside the zonelist cache "
+                  f"(not counted): {line}")
+    tap = [l for l in res.lines if re.match(r"^(ok|not ok|1\.\.|TAP|#)", l)]
+    return res.status, tap, counts(res.lines)
 
 
 def run_case(kernel, hog, nodes, args_line, timeout, kcsan_scope=None):
-    topo = Topology.make(nodes, "2G", "2")
-    res = qemu.run(kernel, topo, f"zonelist_cache_memhog {args_line}", binaries=[hog],
-                   timeout=timeout, kcsan_scope=kcsan_scope)
-    if kcsan_scope:
-        for line in qemu.unrelated_kcsan(res.lines, kcsan_scope):
-            print(f"[selftest {nodes} nodes] KCSAN report outside the zonelist cache "
-                  f"(not counted): {line}")
-    tap = [l for l in res.lines if re.match(r"^(ok|not ok|1\.\.|TAP|#)", l)]
-    return res.status, tap, count_tap(res.lines)
+    return run_binary(kernel, hog, Topology.even(nodes), f"zonelist_cache_memhog {args_line}",
+                      f"memhog-{nodes}n", timeout, kcsan_scope)
 
 
 def run_locality(kernel, binary, nodes, window, timeout, kcsan_scope=None):
     """zonelist_cache_locality in a guest of `nodes` nodes of 1 GiB (2 GiB in
     all beyond two nodes), freeing into node `window`: (status, tap, counts)."""
-    topo = Topology.make(nodes, "2G", "2")
-    res = qemu.run(kernel, topo, f"zonelist_cache_locality -w {window}", binaries=[binary],
-                   timeout=timeout, kcsan_scope=kcsan_scope)
-    tap = [l for l in res.lines if re.match(r"^(ok|not ok|1\.\.|TAP|#)", l)]
-    return res.status, tap, count_tap(res.lines)
+    return run_binary(kernel, binary, Topology.even(nodes),
+                      f"zonelist_cache_locality -w {window}", f"locality-{nodes}n-w{window}",
+                      timeout, kcsan_scope)
 
 
 def judge_run(label, status, tap, counts, min_passed):
@@ -114,7 +108,7 @@ def main(argv=None):
             pl, fl, sl = judge_run(f"[locality {nodes} nodes, window node {window}]",
                                    status, tap, counts, 2)
             passed, failed, skipped = passed + pl, failed + fl, skipped + sl
-    except qemu.GuestError as e:
+    except guest.GuestError as e:
         print(f"[selftest] {e}", file=sys.stderr)
         failed += 1
     return summary.finish("selftest", args.summary, passed, failed, skipped)

@@ -1,8 +1,20 @@
-"""NUMA topologies for QEMU: parsing, validation and the command-line options.
+"""NUMA topologies: one grammar for make, the runner, KUnit and the benchmarks.
 
-A topology is a node count, the memory of each node, the CPUs of each node
-and an optional distance matrix.  Everything is checked before QEMU starts,
-so that a bad topology costs a one-line error instead of a confusing boot.
+A topology is one string, in one of two forms:
+
+  COUNT[:TOTAL]        COUNT equal nodes sharing TOTAL memory (default 2G),
+                       the guest's CPUs all on node 0: "4", "64", "2:4G"
+  NODE/NODE/...[/I,J=D...]
+                       one NODE per node, written as virtme-ng's --numa
+                       takes it, SIZE[,cpus=A[-B]]; then distances as its
+                       --numa-distance takes them, I,J=D (both ways):
+                       "6G,cpus=0-1/1G", "1G,cpus=0/1G,cpus=1/0,1=20"
+
+The command-line tools also take virtme-ng's own spelling, repeated
+--numa NODE and --numa-distance I,J=D options (see add_arguments()).
+Everything is checked before QEMU starts: a spec that QEMU or Linux would
+not take is one line saying what is wrong (TopologyError), never a boot
+that goes wrong later.
 """
 
 from dataclasses import dataclass
@@ -10,9 +22,13 @@ import re
 
 # x86_64 NODES_SHIFT=6: Linux handles 64 nodes (QEMU itself would take 128).
 MAX_NODES = 64
-# Linux on x86 ignores nodes below 4 MiB; QEMU wants 2 MiB alignment.
-MIN_NODE_MIB = 4
+# Less than this a node leaves the kernel too little to boot on 64 nodes
+# of a 2 GiB guest; QEMU wants 2 MiB alignment.
+MIN_NODE_MIB = 32
 NODE_ALIGN_MIB = 2
+MAX_CPUS = 64
+DEFAULT_TOTAL = "2G"
+DEFAULT_CPUS = 2
 
 
 class TopologyError(ValueError):
@@ -28,43 +44,34 @@ def parse_size_mib(text):
     return value * 1024 if m.group(2).lower() == "g" else value
 
 
-def _split_list(text):
-    return [p for p in re.split(r"[,\s]+", str(text).strip()) if p != ""]
+def _cpu_range(text, node):
+    m = re.fullmatch(r"(\d+)(?:-(\d+))?", text)
+    if not m:
+        raise TopologyError(f"node {node}: bad cpus={text!r}: use cpus=N or cpus=A-B")
+    first, last = int(m.group(1)), int(m.group(2) or m.group(1))
+    if last < first:
+        raise TopologyError(f"node {node}: cpus={text} runs backwards")
+    return first, last
 
 
-def parse_distances(text, nodes):
-    """'10,20;20,10' (rows separated by ';') -> list of rows of ints."""
-    rows = [r for r in str(text).strip().split(";") if r.strip() != ""]
-    if len(rows) != nodes:
-        raise TopologyError(
-            f"distance matrix has {len(rows)} rows, expected {nodes} (one per node)")
-    matrix = []
-    for i, row in enumerate(rows):
-        cells = _split_list(row)
-        if len(cells) != nodes:
-            raise TopologyError(
-                f"distance matrix row {i} has {len(cells)} entries, expected {nodes}")
-        try:
-            values = [int(c) for c in cells]
-        except ValueError:
-            raise TopologyError(f"distance matrix row {i} is not all integers: {row.strip()!r}")
-        matrix.append(values)
-    for i in range(nodes):
-        for j in range(nodes):
-            d = matrix[i][j]
-            if i == j and d != 10:
-                raise TopologyError(f"distance from node {i} to itself must be 10, not {d}")
-            if i != j and not 10 < d <= 255:
-                raise TopologyError(
-                    f"distance from node {i} to node {j} must be 11..255, not {d}")
-    return matrix
+def _node(text, i):
+    """'1G,cpus=0-1' -> (MiB, (first, last) or None)."""
+    size, *opts = text.split(",")
+    mib = parse_size_mib(size)
+    cpus = None
+    for opt in opts:
+        key, _, value = opt.partition("=")
+        if key != "cpus" or not value:
+            raise TopologyError(f"node {i}: unknown option {opt!r} (only cpus=A-B)")
+        cpus = _cpu_range(value, i)
+    return mib, cpus
 
 
 @dataclass(frozen=True)
 class Topology:
     mem_mib: tuple          # memory of each node, MiB
-    cpus: tuple             # CPUs of each node
-    distances: tuple = None  # rows of the distance matrix, or None
+    cpus: tuple             # each node's (first, last) CPU, or None
+    distances: tuple = ()   # ((i, j, d), ...), each applied both ways
 
     @property
     def nodes(self):
@@ -76,82 +83,143 @@ class Topology:
 
     @property
     def total_cpus(self):
-        return sum(self.cpus)
+        return sum(last - first + 1 for first, last in filter(None, self.cpus))
+
+    def cpu_counts(self):
+        return tuple(0 if c is None else c[1] - c[0] + 1 for c in self.cpus)
 
     @classmethod
-    def make(cls, nodes, mem="2G", cpus="2", dist=None, mem_is_total=True):
-        """Build and check a topology.
+    def parse(cls, spec, cpus=DEFAULT_CPUS):
+        """A topology string (see the module's doc) -> Topology.  cpus is
+        the CPU count of the COUNT[:TOTAL] form, all on node 0."""
+        spec = str(spec).strip()
+        if not spec:
+            raise TopologyError("empty topology: give a node count (4) or nodes (1G/1G)")
+        m = re.fullmatch(r"(\d+)(?::(\S+))?", spec)
+        if m:
+            return cls.even(int(m.group(1)), m.group(2) or DEFAULT_TOTAL, cpus)
+        nodes, dists = [], []
+        for part in spec.split("/"):
+            if re.fullmatch(r"\d+,\d+=\d+", part):
+                dists.append(part)
+                continue
+            if dists:
+                raise TopologyError(f"node {part!r} after the distances: nodes come first")
+            try:
+                nodes.append(_node(part, len(nodes)))
+            except TopologyError as e:
+                if "/" in spec:
+                    raise
+                raise TopologyError(f"bad topology {spec!r}: give a node count (4), a count "
+                                    "and total (4:2G), or nodes (1G,cpus=0-1/1G)") from e
+        return cls.from_nodes(nodes, dists)
 
-        nodes: node count.  mem: one size, or a list of sizes (one per node);
-        a single size is the total, split evenly, unless mem_is_total is
-        False, when it is per node.  cpus: one count for node 0, or a list
-        (one per node).  dist: an optional 'a,b;c,d' matrix.
-        """
-        try:
-            nodes = int(nodes)
-        except (TypeError, ValueError):
-            raise TopologyError(f"node count must be a whole number, not {nodes!r}")
-        if not 1 <= nodes <= MAX_NODES:
-            raise TopologyError(f"node count must be 1..{MAX_NODES}, not {nodes}")
+    @classmethod
+    def even(cls, count, total=DEFAULT_TOTAL, cpus=DEFAULT_CPUS):
+        """COUNT equal nodes of TOTAL memory in all, cpus CPUs on node 0."""
+        if not 1 <= count <= MAX_NODES:
+            raise TopologyError(f"{count} nodes: this kernel takes 1..{MAX_NODES} "
+                                "(x86_64 NODES_SHIFT=6)")
+        size = parse_size_mib(total)
+        each = size // count
+        if size % count or each % NODE_ALIGN_MIB:
+            raise TopologyError(f"{size} MiB does not split into {count} equal nodes of whole "
+                                f"{NODE_ALIGN_MIB} MiB: use a power of two, or give each "
+                                "node's size (1G/512M/512M)")
+        ncpus = int(cpus)
+        return cls.from_nodes([(each, (0, ncpus - 1) if ncpus else None)]
+                              + [(each, None)] * (count - 1))
 
-        mems = _split_list(mem)
-        if len(mems) == 1:
-            size = parse_size_mib(mems[0])
-            if mem_is_total:
-                if size % nodes:
-                    raise TopologyError(
-                        f"{size} MiB does not divide evenly over {nodes} nodes")
-                mem_mib = [size // nodes] * nodes
-            else:
-                mem_mib = [size] * nodes
-        elif len(mems) == nodes:
-            mem_mib = [parse_size_mib(m) for m in mems]
-        else:
-            raise TopologyError(f"{len(mems)} memory sizes given for {nodes} nodes")
-        for i, m in enumerate(mem_mib):
-            if m < MIN_NODE_MIB or m % NODE_ALIGN_MIB:
-                raise TopologyError(
-                    f"node {i} memory {m} MiB: must be at least {MIN_NODE_MIB} MiB "
-                    f"and a multiple of {NODE_ALIGN_MIB} MiB")
+    @classmethod
+    def from_nodes(cls, nodes, dists=()):
+        """[(MiB, (first, last) or None), ...] and ['I,J=D', ...] -> Topology."""
+        if not 1 <= len(nodes) <= MAX_NODES:
+            raise TopologyError(f"{len(nodes)} nodes: this kernel takes 1..{MAX_NODES} "
+                                "(x86_64 NODES_SHIFT=6)")
+        for i, (mib, _) in enumerate(nodes):
+            if mib < MIN_NODE_MIB or mib % NODE_ALIGN_MIB:
+                raise TopologyError(f"node {i} has {mib} MiB: a node needs at least "
+                                    f"{MIN_NODE_MIB} MiB, in whole {NODE_ALIGN_MIB} MiB")
+        cpus = [c for _, c in nodes]
+        if not any(cpus):
+            cpus[0] = (0, DEFAULT_CPUS - 1)
+        used = sorted(n for c in filter(None, cpus) for n in range(c[0], c[1] + 1))
+        if used != list(range(len(used))):
+            raise TopologyError(f"CPUs {','.join(map(str, used))}: each CPU once, numbered "
+                                "from 0 without gaps")
+        if len(used) > MAX_CPUS:
+            raise TopologyError(f"{len(used)} CPUs: at most {MAX_CPUS}")
+        matrix = []
+        for d in dists:
+            m = re.fullmatch(r"(\d+),(\d+)=(\d+)", d)
+            if not m:
+                raise TopologyError(f"bad distance {d!r}: use I,J=D, e.g. 0,1=20")
+            i, j, val = map(int, m.groups())
+            if i >= len(nodes) or j >= len(nodes):
+                raise TopologyError(f"distance {d}: there are only {len(nodes)} nodes")
+            if i == j:
+                raise TopologyError(f"distance {d}: a node's distance to itself is 10")
+            if not 10 < val <= 255:
+                raise TopologyError(f"distance {d}: must be 11..255")
+            matrix.append((i, j, val))
+        return cls(tuple(m for m, _ in nodes), tuple(cpus), tuple(matrix))
 
-        cpu_list = _split_list(cpus)
-        try:
-            cpu_counts = [int(c) for c in cpu_list]
-        except ValueError:
-            raise TopologyError(f"CPU counts must be whole numbers: {cpus!r}")
-        if len(cpu_counts) == 1:
-            cpu_counts = cpu_counts + [0] * (nodes - 1)
-        if len(cpu_counts) != nodes:
-            raise TopologyError(f"{len(cpu_counts)} CPU counts given for {nodes} nodes")
-        if any(c < 0 for c in cpu_counts) or sum(cpu_counts) < 1:
-            raise TopologyError("CPU counts must be >= 0 with at least one CPU in all")
-        if sum(cpu_counts) > 64:
-            raise TopologyError(f"{sum(cpu_counts)} CPUs: at most 64")
-
-        matrix = None
-        if dist:
-            matrix = tuple(tuple(r) for r in parse_distances(dist, nodes))
-        return cls(tuple(mem_mib), tuple(cpu_counts), matrix)
+    def spec(self):
+        """The topology as a string that parse() takes back."""
+        parts = [f"{m}M" + ("" if not c else f",cpus={c[0]}" if c[0] == c[1]
+                             else f",cpus={c[0]}-{c[1]}")
+                 for m, c in zip(self.mem_mib, self.cpus)]
+        return "/".join(parts + [f"{i},{j}={d}" for i, j, d in self.distances])
 
     def describe(self):
         mem = (f"{self.mem_mib[0]}M each" if len(set(self.mem_mib)) == 1
                else ",".join(f"{m}M" for m in self.mem_mib))
         return f"{self.nodes} node{'s' if self.nodes > 1 else ''}, {mem}, {self.total_cpus} CPUs"
 
+    def label(self):
+        """A short name for file names and progress lines: 4n, 2n-4096M,
+        2n-6144M-1024M; -cpus and -dist mark CPUs beyond node 0 and distances."""
+        if len(set(self.mem_mib)) == 1:
+            name = f"{self.nodes}n" + ("" if self.total_mib == 2048 else f"-{self.total_mib}M")
+        else:
+            name = f"{self.nodes}n-" + "-".join(f"{m}M" for m in self.mem_mib)
+        if any(self.cpus[1:]) or self.cpus[0] != (0, DEFAULT_CPUS - 1):
+            name += "-cpus" + "".join(str(c) for c in self.cpu_counts())
+        return name + ("-dist" if self.distances else "")
+
     def qemu_args(self):
         """The -m, -smp, -object and -numa options for this topology."""
         args = ["-m", f"{self.total_mib}M", "-smp", str(self.total_cpus)]
-        cpu = 0
-        for i, (mem, ncpu) in enumerate(zip(self.mem_mib, self.cpus)):
+        for i, (mem, cpus) in enumerate(zip(self.mem_mib, self.cpus)):
             args += ["-object", f"memory-backend-ram,id=m{i},size={mem}M"]
             node = f"node,nodeid={i},memdev=m{i}"
-            if ncpu:
-                node += f",cpus={cpu}" if ncpu == 1 else f",cpus={cpu}-{cpu + ncpu - 1}"
-                cpu += ncpu
+            if cpus:
+                node += f",cpus={cpus[0]}" if cpus[0] == cpus[1] else f",cpus={cpus[0]}-{cpus[1]}"
             args += ["-numa", node]
-        if self.distances:
-            for i, row in enumerate(self.distances):
-                for j, d in enumerate(row):
-                    if i != j:
-                        args += ["-numa", f"dist,src={i},dst={j},val={d}"]
+        for i, j, d in self.distances:
+            args += ["-numa", f"dist,src={i},dst={j},val={d}",
+                     "-numa", f"dist,src={j},dst={i},val={d}"]
         return args
+
+
+def add_arguments(parser, default="1"):
+    """The topology options of every command-line tool: --topology SPEC, or
+    virtme-ng's repeated --numa NODE and --numa-distance I,J=D."""
+    parser.add_argument("--topology", "--nodes", default=None,
+                        help=f"topology, e.g. 4, 2:4G or 1G,cpus=0-1/1G (default {default})")
+    parser.add_argument("--numa", action="append", default=[], metavar="SIZE[,cpus=A-B]",
+                        help="one node, as virtme-ng takes it; repeat per node")
+    parser.add_argument("--numa-distance", action="append", default=[], metavar="I,J=D",
+                        help="a distance between two nodes, as virtme-ng takes it")
+    parser.set_defaults(topology_default=default)
+
+
+def from_arguments(args):
+    """The Topology of add_arguments()'s options; TopologyError on a bad one."""
+    if args.numa or args.numa_distance:
+        if args.topology:
+            raise TopologyError("give --topology or --numa nodes, not both")
+        if not args.numa:
+            raise TopologyError("--numa-distance without --numa nodes")
+        return Topology.parse("/".join(args.numa + args.numa_distance))
+    return Topology.parse(args.topology or args.topology_default)

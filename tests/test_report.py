@@ -1,0 +1,227 @@
+"""zlctool.report: tables, ratios, plots and comparisons of named runs."""
+
+import json
+import os
+
+import pytest
+
+from zlctool import report
+
+
+def rec(kernel, zlc, nodes, sys, pct=90, threads=2, rep=0, miss=100, skip=0):
+    return dict(kernel=kernel, zlc=zlc, nodes=nodes, mem_pct=pct, threads=threads, rep=rep,
+                mib=1800, sys=sys, user=0.1, real=sys / 2, zlc_skip=skip,
+                zlc_mark_full=0, numa_miss=miss)
+
+
+RECORDS = (
+    [rec("base", "n/a", 1, s, miss=0, rep=i) for i, s in enumerate([1.0, 1.1, 0.9])] +
+    [rec("patched", "off", 1, s, miss=0, rep=i) for i, s in enumerate([1.0, 1.0, 1.2])] +
+    [rec("patched", "on", 1, s, miss=0, rep=i) for i, s in enumerate([1.0, 0.95, 1.05])] +
+    [rec("base", "n/a", 64, s, rep=i) for i, s in enumerate([3.5, 3.4, 3.6])] +
+    [rec("patched", "off", 64, s, rep=i) for i, s in enumerate([2.5, 2.6, 2.4])] +
+    [rec("patched", "on", 64, s, rep=i, skip=10) for i, s in enumerate([1.1, 1.0, 1.2])]
+)
+
+
+def test_headline_ratios_use_medians():
+    h = report.headline(RECORDS)
+    assert h["nodes"] == 64
+    assert h["on/off"] == pytest.approx(1.1 / 2.5)
+    assert h["on/floor"] == pytest.approx(1.1 / 1.0)
+    assert h["base/floor"] == pytest.approx(3.5 / 1.0)
+    assert h["on/off 1 node"] == pytest.approx(1.0 / 1.0)
+    assert "no spill row" not in h      # every multi-node row spilled
+
+
+def test_no_spill_row_is_found():
+    extra = ([rec("patched", "off", 4, 0.5, pct=12, miss=0, rep=i) for i in range(3)] +
+             [rec("patched", "on", 4, 0.51, pct=12, miss=0, rep=i) for i in range(3)])
+    h = report.headline(RECORDS + extra)
+    assert h["no spill row"] == "4 nodes, 12%, 2 threads"
+    assert h["on/off no spill"] == pytest.approx(0.51 / 0.5)
+
+
+def test_table_has_all_variants_and_delta():
+    text = report.table(RECORDS)
+    lines = text.splitlines()
+    assert len(lines) == 3                       # header, 1 node, 64 nodes
+    row64 = [l for l in lines if l.lstrip().startswith("64")][0]
+    assert "3.50" in row64 and "2.50" in row64 and "1.10" in row64
+    assert "-1.40" in row64                      # on - off
+    assert "56.0%" in row64                      # (2.5 - 1.1) / 2.5
+
+
+def test_table_marks_missing_variants():
+    only_base = [r for r in RECORDS if r["kernel"] == "base"]
+    row = report.table(only_base).splitlines()[1]
+    assert row.count(" - ") >= 2
+
+
+PLACED = [rec("patched", "placed", 64, s, rep=i, miss=3) for i, s in enumerate([1.04, 1.0, 1.08])]
+
+
+def test_placed_ratios_split_on_floor():
+    # on/floor = on/placed * placed/floor: the walk's share and the topology's.
+    h = report.headline(RECORDS + PLACED)
+    assert h["on/placed"] == pytest.approx(1.1 / 1.04)
+    assert h["placed/floor"] == pytest.approx(1.04 / 1.0)
+    assert h["on/placed"] * h["placed/floor"] == pytest.approx(h["on/floor"])
+    text = report.headline_text(h)
+    assert "on/placed at 64 nodes:     %.3f" % (1.1 / 1.04) in text
+    assert "placed/floor at 64 nodes:  1.040" in text
+    # The other floor: the base kernel's own 1-node boots (median 1.0 here too,
+    # so it is checked below with a base floor that differs).
+    recs = [dict(r, sys=r["sys"] * 1.25) if (r["kernel"], r["nodes"]) == ("base", 1) else r
+            for r in RECORDS]
+    assert report.headline(recs)["on/base floor"] == pytest.approx(1.1 / 1.25)
+    assert "on/base-floor at 64 nodes: %.3f" % (1.1 / 1.25) in report.headline_text(
+        report.headline(recs))
+    # Without placed passes the ratios are n/a, not made up.
+    h = report.headline(RECORDS)
+    assert h["on/placed"] is None and "on/placed at 64 nodes:     n/a" in report.headline_text(h)
+
+
+def test_floor_ratios_compare_cost_per_gib():
+    # The 64-node guest left the hog less memory: the same seconds for
+    # fewer GiB is a dearer GiB, and the ratio must say so.
+    recs = [dict(r, mib=1600) if r["nodes"] == 64 else r for r in RECORDS]
+    h = report.headline(recs)
+    assert h["on/floor"] == pytest.approx((1.1 / 1600) / (1.0 / 1800))
+    assert h["on/off"] == pytest.approx(1.1 / 2.5)          # same guest: unchanged
+
+
+def test_headline_spread_over_rounds():
+    # Round 0 and round 1 disagree; the headline pools them and the spread
+    # keeps each round's own ratio.
+    r0 = [dict(r, round=0) for r in RECORDS]
+    r1 = [dict(r, round=1, sys=r["sys"] * (2.0 if r["zlc"] == "on" and r["nodes"] == 64 else 1.0))
+          for r in RECORDS]
+    h = report.headline(r0 + r1)
+    med, lo, hi = h["spread"]["on/floor"]
+    assert lo == pytest.approx(1.1) and hi == pytest.approx(2.2)
+    assert med == pytest.approx(1.65)
+    assert "rounds: min 1.100, median 1.650, max 2.200" in report.headline_text(h)
+    assert "spread" not in report.headline(r0)                 # one round: nothing to spread
+
+
+def test_one_node_ratio_over_all_rows():
+    extra = ([rec("patched", "off", 1, 1.0, pct=12, miss=0, rep=i) for i in range(3)] +
+             [rec("patched", "on", 1, 1.04, pct=12, miss=0, rep=i) for i in range(3)] +
+             [rec("patched", "off", 1, 1.0, pct=38, miss=0, rep=i) for i in range(3)] +
+             [rec("patched", "on", 1, 0.99, pct=38, miss=0, rep=i) for i in range(3)])
+    h = report.headline(RECORDS + extra)
+    # rows 12%: 1.04, 38%: 0.99, 90%: 1.0 -> median 1.0
+    assert h["on/off 1 node, all rows"] == pytest.approx(1.0)
+
+
+def test_icount_headline_uses_elapsed_time():
+    # real is made independent of sys here, so a ratio taken from the wrong
+    # field cannot come out right.
+    recs = [dict(r, real=r["real"] * (3.0 if r["nodes"] == 64 else 1.0)) for r in RECORDS]
+    h = report.headline(recs, field="real")
+    assert h["field"] == "real"
+    assert h["on/floor"] == pytest.approx(3.0 * 1.1 / 1.0)
+    assert report.headline(recs)["on/floor"] == pytest.approx(1.1 / 1.0)
+    assert "instructions executed" in report.headline_text(h)
+    assert "system time" in report.headline_text(report.headline(recs))
+
+
+def test_icount_table_reports_instructions_per_gib():
+    text = report.icount_table(RECORDS)
+    rows = {int(line.split()[0]): line for line in text.splitlines()[1:]}
+    # real = sys / 2 in RECORDS; 1800 MiB per pass: median real * 1024 / 1800
+    assert "%.4f" % (0.55 * 1024 / 1800) in rows[64]            # on: median 1.1 / 2
+    assert rows[64].rstrip().endswith("%.3f" % (1.1 / 2.5))
+    assert rows[1].split("|")[1].strip() == "%.4f" % (0.5 * 1024 / 1800)
+
+
+def test_icount_table_has_placed_column():
+    text = report.icount_table(RECORDS + PLACED)
+    assert "placed Ginsn/GiB" in text.splitlines()[0]
+    row = [l for l in text.splitlines()[1:] if int(l.split()[0]) == 64][0]
+    assert row.split("|")[4].strip() == "%.4f" % (0.52 * 1024 / 1800)   # median 1.04 / 2
+    row1 = [l for l in text.splitlines()[1:] if int(l.split()[0]) == 1][0]
+    assert row1.split("|")[4].strip() == "-"
+
+
+META = {"name": "t", "date": "2026-11-23 02:00 UTC", "plan": {"nodes": [1, 64]},
+        "provenance": {"kernel": "6.12.117-zlc", "series": "abc1234", "qemu": "QEMU 7.2",
+                       "host_cpu": "Test CPU"}}
+
+
+def test_write_run_writes_json_atomically_with_report_and_plot(tmp_path):
+    text = report.write_run(str(tmp_path), RECORDS, META)
+    data = json.loads((tmp_path / "run.json").read_text())
+    assert len(data["records"]) == len(RECORDS) and data["headline"]["nodes"] == 64
+    assert data["meta"]["provenance"]["series"] == "abc1234"
+    assert not (tmp_path / "run.json.partial").exists()
+    assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
+    txt = (tmp_path / "report.txt").read_text()
+    assert txt == text + "\n"
+    assert txt.startswith("run t: 2026-11-23 02:00 UTC, timed")
+    assert "kernel 6.12.117-zlc, series abc1234, QEMU 7.2" in txt
+    assert "on/off at 64 nodes" in txt
+
+
+def test_a_counted_run_reports_instructions(tmp_path):
+    report.write_run(str(tmp_path), RECORDS, dict(META, icount=True))
+    data = json.loads((tmp_path / "run.json").read_text())
+    assert data["headline"]["field"] == "real"
+    assert "Ginsn/GiB" in (tmp_path / "report.txt").read_text()
+
+
+def test_remake_gives_the_same_report(tmp_path):
+    report.write_run(str(tmp_path), RECORDS, META)
+    before = (tmp_path / "report.txt").read_text()
+    (tmp_path / "report.txt").unlink()
+    assert report.main([str(tmp_path), "--remake"]) == 0
+    assert (tmp_path / "report.txt").read_text() == before
+
+
+def test_load_run_says_what_a_named_run_is(tmp_path):
+    with pytest.raises(ValueError, match="no run.json"):
+        report.load_run(str(tmp_path))
+
+
+def test_welch_t_test():
+    assert report.significant([1.0, 1.01, 0.99], [2.0, 2.01, 1.99])
+    assert not report.significant([1.0, 1.5, 0.5], [1.1, 0.6, 1.6])
+    assert report.significant([1.0], [2.0]) is None
+    assert report.significant([1.0, 1.0], [1.0, 1.0]) is False
+
+
+def test_compare_two_runs_mmtests_style(tmp_path):
+    a = {"meta": dict(META, name="a"), "records": RECORDS}
+    faster = [dict(r, sys=r["sys"] * (0.5 if r["zlc"] == "on" and r["nodes"] == 64 else 1.0))
+              for r in RECORDS]
+    b = {"meta": dict(META, name="b"), "records": faster}
+    text = report.compare([("a", a), ("b", b)]).splitlines()
+    assert "change against a" in text[0] and text[1].split() == ["a", "b"]
+    row = next(l for l in text if l.startswith("Amean") and "on 64n 90% 2thr" in l)
+    # a: mean 1.1 s per 1800 MiB; b: half, a significant -50%.
+    assert "%.4f" % (1.1 * 1024 / 1800) in row and "*  -50.00%*" in row
+    same = next(l for l in text if l.startswith("Amean") and "off 64n 90% 2thr" in l)
+    assert "   0.00% " in same and "*" not in same
+    assert any(l.startswith("on/off ") for l in text)
+
+
+def test_compare_one_run_puts_its_variants_side_by_side():
+    text = report.compare([("a", {"meta": META, "records": RECORDS})]).splitlines()
+    assert text[1].split() == ["base", "off", "on"]
+    row = next(l for l in text if l.startswith("Amean") and "64n 90% 2thr" in l)
+    assert row.count("%") == 4           # 90% and one change per column
+
+
+def test_compare_refuses_to_mix_counted_and_timed():
+    with pytest.raises(ValueError, match="counted run"):
+        report.compare([("a", {"meta": META, "records": RECORDS}),
+                        ("b", {"meta": dict(META, icount=True), "records": RECORDS})])
+
+
+def test_a_row_that_spilled_with_the_cache_off_is_not_a_no_spill_row():
+    # At 4 nodes, 12%: on never missed but one off pass did (its threads
+    # overlapped and the other passes' did not): not a row without spill.
+    extra = ([rec("patched", "off", 4, 0.5, pct=12, miss=m, rep=i) for i, m in enumerate([0, 9])] +
+             [rec("patched", "on", 4, 0.51, pct=12, miss=0, rep=i) for i in range(2)])
+    assert "no spill row" not in report.headline(RECORDS + extra)

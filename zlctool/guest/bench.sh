@@ -1,0 +1,26 @@
+#!/bin/sh
+# shellcheck shell=sh
+# make bench, in the guest: touch all memory once (the host faults the
+# guest's RAM in on first touch, which is far slower than what is
+# measured), then one zonelist_cache_memhog run per row.
+#
+#   PCTS="12 90" THREADS="2" REPS=3 MODE=compare PLACED_PCT=90 bench.sh
+#
+# Each row is a fraction of MemAvailable when the guest starts, not of
+# MemTotal: in a 2 GiB guest 90% of MemTotal leaves the hog at the edge of
+# the OOM killer.  MODE is the hog's -m (compare on the patched kernel,
+# asis on the base one); rows at PLACED_PCT also run placed passes (-P).
+set -u
+: "${PCTS:?}" "${THREADS:?}" "${REPS:?}" "${MODE:?}"
+avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
+zonelist_cache_memhog -m asis -s $((avail * 90 / 100)) -t 2 -r 1 > /dev/null || exit 1
+for pct in $PCTS; do
+	for threads in $THREADS; do
+		echo "zlc-row pct=$pct threads=$threads"
+		placed=""
+		[ "$MODE" = compare ] && [ "$pct" = "${PLACED_PCT:-}" ] && placed=-P
+		# shellcheck disable=SC2086 # $placed is one word or none
+		zonelist_cache_memhog -m "$MODE" $placed -f -s $((avail * pct / 100)) \
+			-t "$threads" -r "$REPS" -j || exit 1
+	done
+done

@@ -1,0 +1,69 @@
+#!/bin/sh
+# shellcheck shell=sh
+# make hotplug, in the guest (see zlctool/hotplug.py): node NODE's
+# hot-added DIMM goes online and offline CYCLES times under a spilling
+# hog, then the KUnit suite runs again.
+#
+#   NODE=3 CYCLES=3 hotplug.sh
+set -u
+: "${NODE:?}" "${CYCLES:?}"
+mount -t debugfs none /sys/kernel/debug
+node=/sys/devices/system/node/node$NODE
+total() { awk '/MemTotal/ { print $4 }' "$node/meminfo"; }
+# The hot-added DIMM: node $NODE's blocks that the kernel left offline.
+blocks=""
+for b in "$node"/memory*; do
+	[ "$(cat "$b/state")" = offline ] && blocks="$blocks $b"
+done
+[ -n "$blocks" ] || { echo "zlc-hotplug: no hot-added block on node $NODE"; exit 1; }
+echo "zlc-hotplug: hot-added blocks$(for b in $blocks; do printf ' %s' "${b##*/}"; done)"
+# Pages present in node $NODE's Movable zone: it fills and empties with the
+# DIMM, and each of those transitions rebuilds the zonelists.
+movable() {
+	awk -v zone="^Node $NODE, zone *Movable" '$0 ~ zone { f = 1 } f && /present/ { print $2; exit }' \
+		/proc/zoneinfo
+}
+[ "$(movable)" = 0 ] || { echo "zlc-hotplug: node $NODE has a Movable zone before the DIMM"; exit 1; }
+before=$(total)
+avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
+(while [ ! -f /tmp/stop ]; do
+	zonelist_cache_memhog -m on -s $((avail * 55 / 100)) -t 2 -r 1 -j >> /tmp/hog.log 2>&1 ||
+		echo "not ok - the hog exited with $?" >> /tmp/hog.log
+done) &
+hog=$!
+sleep 1
+online() {
+	for b in $blocks; do
+		echo online_movable > "$b/state" || { echo "zlc-hotplug: $b would not come online"; exit 1; }
+	done
+	grown=$(total)
+	echo "zlc-hotplug: $1 online node$NODE MemTotal $grown kB (was $before), Movable present $(movable)"
+	[ "$grown" -gt "$before" ] || { echo "zlc-hotplug: node $NODE did not grow"; exit 1; }
+	[ "$(movable)" -gt 0 ] || { echo "zlc-hotplug: node $NODE Movable zone still empty"; exit 1; }
+	sleep 1
+}
+online hot-add
+for cycle in $(seq "$CYCLES"); do
+	for b in $blocks; do
+		echo offline > "$b/state" || { echo "zlc-hotplug: $b would not go offline"; exit 1; }
+	done
+	echo "zlc-hotplug: cycle $cycle offline node$NODE MemTotal $(total) kB, Movable present $(movable)"
+	[ "$(total)" -eq "$before" ] || { echo "zlc-hotplug: node $NODE did not shrink back"; exit 1; }
+	[ "$(movable)" = 0 ] || { echo "zlc-hotplug: node $NODE Movable zone not emptied"; exit 1; }
+	sleep 1
+	online "cycle $cycle"
+done
+# What the cache holds now, as a user would look at it: the zonelist of
+# every node must be listed (the marks it shows are not checked).
+dbg=/sys/kernel/debug/zonelist_cache
+sed 's/^/zlc-debugfs: /' $dbg
+[ "$(grep -c '^node [0-9]* zonelist:' $dbg)" = 4 ] ||
+	{ echo "zlc-hotplug: $dbg does not list the 4 zonelists"; exit 1; }
+touch /tmp/stop; wait $hog
+grep -q '^ok ' /tmp/hog.log || { echo "zlc-hotplug: the hog passed nothing"; cat /tmp/hog.log; exit 1; }
+grep '^not ok' /tmp/hog.log && exit 1
+echo "zlc-hotplug: $(grep -E '^(zlc_|numa_miss)' /proc/vmstat | tr '\n' ' ')"
+echo "zlc-hotplug: hog runs $(grep -c zlc-run /tmp/hog.log), checks passed $(grep -c '^ok ' /tmp/hog.log)"
+echo "zlc-hotplug: rerun"
+echo go > /sys/kernel/debug/kunit/zonelist_cache/run
+sed 's/^/zlc-rerun: /' /sys/kernel/debug/kunit/zonelist_cache/results

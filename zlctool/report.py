@@ -1,0 +1,436 @@
+"""Reports of benchmark runs: tables, ratios, plots, and comparisons.
+
+A run is a directory results/NAME/ written by zlctool.bench: run.json (its
+provenance, plan and every measured pass), report.txt and plot.png.  This
+module makes the table, the headline ratios and the plot from run.json, and
+compares runs the way mmtests' compare-kernels does:
+
+  python3 -m zlctool.report results/NAME            remake NAME's report
+  python3 -m zlctool.report results/A results/B     compare (make compare)
+
+Everything here is pure: records in, text and figures out
+(tests/test_report.py).
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HEADLINE = dict(pct=90, threads=2)
+VARIANT_NAMES = {("base", "n/a"): "base", ("patched", "off"): "off", ("patched", "on"): "on",
+                 ("patched", "placed"): "placed"}
+
+
+def variant(rec):
+    return VARIANT_NAMES[(rec["kernel"], rec["zlc"])]
+
+
+def group(records):
+    """{(variant, nodes, pct, threads): [sys, ...]}"""
+    out = {}
+    for r in records:
+        out.setdefault((variant(r), r["nodes"], r["mem_pct"], r["threads"]), []).append(r)
+    return out
+
+
+def mmm(values):
+    """(median, min, max) of a list of numbers."""
+    return statistics.median(values), min(values), max(values)
+
+
+def cell(recs, field="sys"):
+    if not recs:
+        return None
+    return mmm([r[field] for r in recs])
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def per_gib(rec, field="sys"):
+    """Seconds (of system time by default) per GiB the pass touched: the
+    topologies' guests leave the hog slightly different amounts of memory,
+    so ratios across them compare the cost of a GiB, not of a pass."""
+    return rec[field] * 1024.0 / rec["mib"]
+
+
+def median_per_gib(recs, field="sys"):
+    """The median of per_gib() over some records, or None without any."""
+    return statistics.median(per_gib(r, field) for r in recs) if recs else None
+
+
+def _ratios(records, pct, threads, field="sys"):
+    g = group(records)
+    nodes = sorted({r["nodes"] for r in records})
+    most = max(nodes) if nodes else None
+
+    def med(v, n, p=pct, t=threads):
+        return median_per_gib(g.get((v, n, p, t), []), field)
+
+    out = {"pct": pct, "threads": threads, "nodes": most, "field": field}
+    if most is None:
+        return out
+    out["on/off"] = ratio(med("on", most), med("off", most))
+    out["on/floor"] = ratio(med("on", most), med("on", 1))
+    out["off/floor"] = ratio(med("off", most), med("off", 1))
+    out["base/floor"] = ratio(med("base", most), med("base", 1))
+    out["on/base"] = ratio(med("on", most), med("base", most))
+    out["on/off 1 node"] = ratio(med("on", 1), med("off", 1))
+    # Placed passes walk no zonelist: what is left of on/floor above
+    # placed/floor is the walk's.
+    out["on/placed"] = ratio(med("on", most), med("placed", most))
+    out["placed/floor"] = ratio(med("placed", most), med("on", 1))
+    # The same against the base kernel's 1-node boots: those are other
+    # boots than the patched kernel's, and the host drifts between boots,
+    # so the two floors can differ by more than the bar.
+    out["on/base floor"] = ratio(med("on", most), med("base", 1))
+    # One row says little about a difference of a percent or two: the
+    # median over every 1-node row of its own on/off ratio says more.
+    rows = sorted({(k[2], k[3]) for k in g if k[1] == 1})
+    per_row = [ratio(med("on", 1, p, t), med("off", 1, p, t)) for p, t in rows]
+    per_row = [x for x in per_row if x is not None]
+    if per_row:
+        out["on/off 1 node, all rows"] = statistics.median(per_row)
+    # A no-spill run: more than one node, yet neither the cache-on nor the
+    # cache-off passes ever missed their node.  The largest such row says
+    # the most.  (Off counts too: a row that spills with one and not the
+    # other had passes whose threads did not overlap, which -icount's
+    # round-robin vCPUs do at times, not a row that never spills.)
+    nospill = [k for k, recs in g.items()
+               if k[0] == "on" and k[1] > 1
+               and all(r["numa_miss"] == 0 for r in recs + g.get(("off", *k[1:]), []))]
+    if nospill:
+        _, n, p, t = max(nospill, key=lambda k: (k[1], k[2]))
+        out["on/off no spill"] = ratio(med("on", n, p, t), med("off", n, p, t))
+        out["no spill row"] = f"{n} nodes, {p}%, {t} threads"
+    return out
+
+
+RATIO_KEYS = ("on/off", "on/floor", "off/floor", "base/floor", "on/base", "on/off 1 node",
+              "on/off 1 node, all rows", "on/off no spill", "on/placed", "placed/floor", "on/base floor")
+
+
+def headline(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"], field="sys"):
+    """The ratios the series is judged by, from medians of system time (or
+    of another field of the records) per GiB over all rounds; "spread"
+    holds each ratio's (min, median, max) over the rounds, each round's
+    ratio made from that round's medians."""
+    out = _ratios(records, pct, threads, field)
+    rounds = sorted({r.get("round", 0) for r in records})
+    if len(rounds) > 1:
+        per_round = [_ratios([r for r in records if r.get("round", 0) == k], pct, threads, field)
+                     for k in rounds]
+        out["spread"] = {}
+        for key in RATIO_KEYS:
+            vals = [h[key] for h in per_round if h.get(key) is not None]
+            if vals:
+                out["spread"][key] = mmm(vals)
+    return out
+
+
+def fmt_cell(c):
+    return "%6.2f %5.2f..%-5.2f" % c if c else "%19s" % "-"
+
+
+def table(records):
+    """The original's table, one row per topology, fraction and thread count:
+    sys/user/real for base, cache off and cache on (median, min..max for sys),
+    the on-off delta and the percentage of system time the cache saved."""
+    g = group(records)
+    rows = sorted({(r["nodes"], r["mem_pct"], r["threads"]) for r in records})
+    lines = [
+        "nodes  mem  thr | base sys med min..max  user  real | off sys med min..max  user  real"
+        " |  on sys med min..max  user  real | delta sys user real | sys better",
+    ]
+    for n, p, t in rows:
+        parts = [f"{n:5d} {p:3d}% {t:4d}"]
+        meds = {}
+        for v in ("base", "off", "on"):
+            recs = g.get((v, n, p, t), [])
+            s, u, r = cell(recs, "sys"), cell(recs, "user"), cell(recs, "real")
+            meds[v] = (s[0] if s else None, u[0] if u else None, r[0] if r else None)
+            parts.append(fmt_cell(s) + (" %5.2f %5.2f" % (u[0], r[0]) if s else " %5s %5s" % ("-", "-")))
+        off, on = meds["off"], meds["on"]
+        if off[0] is not None and on[0] is not None:
+            parts.append("%6.2f %5.2f %5.2f" % (on[0] - off[0], on[1] - off[1], on[2] - off[2]))
+            parts.append("%9.1f%%" % (100.0 * (off[0] - on[0]) / off[0] if off[0] else 0.0))
+        else:
+            parts.append("%18s" % "-")
+            parts.append("%10s" % "-")
+        lines.append(" | ".join(parts))
+    return "\n".join(lines)
+
+
+def headline_text(h):
+    spread = h.get("spread", {})
+
+    def f(key):
+        v = h.get(key)
+        if v is None:
+            return "n/a"
+        if key in spread:
+            return "%.3f  (rounds: min %.3f, median %.3f, max %.3f)" % (
+                v, spread[key][1], spread[key][0], spread[key][2])
+        return "%.3f" % v
+    what = {"sys": "system time",
+            "real": "instructions executed (icount elapsed time)"}.get(h.get("field", "sys"))
+    lines = [f"headline ratios (medians of {what} per GiB touched, {h['pct']}% of memory, "
+             f"{h['threads']} threads, {h.get('nodes')} nodes vs 1 node):",
+             f"  on/off at {h.get('nodes')} nodes:        {f('on/off')}",
+             f"  on/floor at {h.get('nodes')} nodes:      {f('on/floor')}",
+             f"  off/floor at {h.get('nodes')} nodes:     {f('off/floor')}",
+             f"  base/floor at {h.get('nodes')} nodes:    {f('base/floor')}",
+             f"  on/base at {h.get('nodes')} nodes:       {f('on/base')}",
+             f"  on/placed at {h.get('nodes')} nodes:     {f('on/placed')}",
+             f"  placed/floor at {h.get('nodes')} nodes:  {f('placed/floor')}",
+             f"  on/base-floor at {h.get('nodes')} nodes: {f('on/base floor')}",
+             f"  on/off on 1 node:           {f('on/off 1 node')}",
+             f"  on/off on 1 node, all rows: {f('on/off 1 node, all rows')}"]
+    if "no spill row" in h:
+        lines.append(f"  on/off with no spill:       {f('on/off no spill')}")
+        lines.append(f"    (no-spill row: {h['no spill row']})")
+    else:
+        lines.append("  on/off with no spill:       n/a (no multi-node row without numa_miss)")
+    lines.append("  (floor: the same variant on 1 node, the cache-on one for placed; "
+                 "rounds: each round's ABBA boots alone)")
+    lines.append("  (placed: no zonelist walk at all; placed/floor is what the topology "
+                 "itself costs)")
+    return "\n".join(lines)
+
+
+def icount_table(records):
+    """--icount: instructions per GiB touched (icount elapsed seconds, i.e.
+    1e9 instructions), median of the passes, for base, off, on and placed."""
+    g = group(records)
+    rows = sorted({(r["nodes"], r["mem_pct"], r["threads"]) for r in records})
+    kinds = ("base", "off", "on", "placed")
+    lines = ["nodes  mem  thr | base Ginsn/GiB | off Ginsn/GiB |  on Ginsn/GiB | "
+             "placed Ginsn/GiB | on/off"]
+    for n, p, t in rows:
+        meds = {v: median_per_gib(g.get((v, n, p, t), []), "real") for v in kinds}
+        cells = ["%14.4f" % meds[v] if meds[v] is not None else "%14s" % "-" for v in kinds]
+        onoff = ratio(meds["on"], meds["off"])
+        lines.append(f"{n:5d} {p:3d}% {t:4d} | " + " | ".join(cells) +
+                     (" | %6.3f" % onoff if onoff is not None else " |      -"))
+    return "\n".join(lines)
+
+
+def plot(records, path, meta=None, pct=HEADLINE["pct"], threads=HEADLINE["threads"]):
+    """Cost per GiB against node count for each variant, as the ratios see
+    it: the median per GiB over the passes, min..max bars; the dotted floor
+    is the cache-on passes on 1 node, the floor of on/floor.  The cache-on
+    line is drawn last, thick, so that it stays visible where it meets
+    another.  The title names the kernel, the date and the host."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    meta = meta or {}
+    field = "real" if meta.get("icount") else "sys"
+    unit = "Ginsn per GiB" if field == "real" else "system s per GiB"
+    g = group(records)
+    nodes = sorted({r["nodes"] for r in records})
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    styles = {"base": ("tab:gray", "s", 1.5, 2), "off": ("tab:blue", "o", 1.5, 2),
+              "placed": ("tab:green", "v", 1.5, 2), "on": ("tab:red", "^", 3.0, 5)}
+    labels = {"base": "6.12 as shipped", "off": "patched, cache off",
+              "on": "patched, cache on", "placed": "placed (no walk)"}
+    for v, (color, marker, width, z) in styles.items():
+        xs, ys, lo, hi = [], [], [], []
+        for n in nodes:
+            recs = g.get((v, n, pct, threads), [])
+            if recs:
+                vals = [per_gib(r, field) for r in recs]
+                med = statistics.median(vals)
+                xs.append(n)
+                ys.append(med)
+                lo.append(med - min(vals))
+                hi.append(max(vals) - med)
+        if xs:
+            ax.errorbar(xs, ys, yerr=[lo, hi], color=color, marker=marker, capsize=4,
+                        linewidth=width, zorder=z, label=labels[v],
+                        markerfacecolor="none" if v == "on" else color)
+    floor = median_per_gib(g.get(("on", 1, pct, threads), []), field)
+    if floor:
+        ax.axhline(floor, color="black", linestyle=":", label="floor: cache on, 1 node")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(nodes)
+    ax.set_xticklabels([str(n) for n in nodes])
+    ax.set_xlabel("NUMA nodes (same total memory)")
+    ax.set_ylabel(f"{unit} (median, min-max bars)")
+    prov = meta.get("provenance", {})
+    ax.set_title(f"memory hog, {pct}% of memory, {threads} threads, QEMU TCG"
+                 + (" -icount" if field == "real" else "") + "\n"
+                 f"{prov.get('kernel', '?')}, {meta.get('date', '?')}, "
+                 f"{prov.get('host_cpu', '?')}", fontsize=9)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --- runs on disk -------------------------------------------------------------
+
+def field_of(meta):
+    return "real" if meta.get("icount") else "sys"
+
+
+def report_text(records, meta):
+    """The table and the headline ratios of a run, under its provenance."""
+    field = field_of(meta)
+    h = headline(records, field=field)
+    prov = meta.get("provenance", {})
+    lines = [f"run {meta.get('name', '?')}: {meta.get('date', '?')}, "
+             f"{'instructions counted (QEMU -icount)' if field == 'real' else 'timed'}",
+             f"  kernel {prov.get('kernel', '?')}, series {prov.get('series', '?')}, "
+             f"{prov.get('qemu', '?')}",
+             f"  host {prov.get('host_cpu', '?')}, plan {json.dumps(meta.get('plan', {}))}",
+             ""]
+    lines.append(icount_table(records) if field == "real" else table(records))
+    return "\n".join(lines) + "\n\n" + headline_text(h), h
+
+
+def write_run(run_dir, records, meta):
+    """run.json (written whole or not at all), report.txt and plot.png."""
+    os.makedirs(run_dir, exist_ok=True)
+    text, h = report_text(records, meta)
+    partial = os.path.join(run_dir, "run.json.partial")
+    with open(partial, "w") as f:
+        json.dump({"meta": meta, "headline": h, "records": records}, f, indent=1)
+    os.replace(partial, os.path.join(run_dir, "run.json"))
+    with open(os.path.join(run_dir, "report.txt"), "w") as f:
+        f.write(text + "\n")
+    plot(records, os.path.join(run_dir, "plot.png"), meta)
+    return text
+
+
+def load_run(path):
+    """A run directory (or its run.json) -> (name, data); ValueError when
+    there is none."""
+    f = path if path.endswith(".json") else os.path.join(path, "run.json")
+    if not os.path.isfile(f):
+        raise ValueError(f"{path}: no run.json (a named run is a directory results/NAME/ "
+                         "that 'make bench NAME=...' wrote)")
+    with open(f) as fh:
+        data = json.load(fh)
+    name = data["meta"].get("name") or os.path.basename(os.path.dirname(os.path.abspath(f)))
+    return name, data
+
+
+# --- comparing runs, the way mmtests' compare-kernels does -----------------------
+
+# Two-sided 5% critical values of Student's t, by degrees of freedom.
+T_CRIT = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+          9: 2.262, 10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
+
+
+def t_crit(df):
+    for k in sorted(T_CRIT):
+        if df <= k:
+            return T_CRIT[k]
+    return 1.96
+
+
+def significant(a, b):
+    """Welch's t-test at 5%, two-sided: do samples a and b differ?  None
+    when either has fewer than two values."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    ma, mb = statistics.fmean(a), statistics.fmean(b)
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    if va + vb == 0:
+        return ma != mb
+    t = abs(ma - mb) / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / ((va ** 2 / (len(a) - 1) if va else 0) +
+                           (vb ** 2 / (len(b) - 1) if vb else 0))
+    return t > t_crit(df)
+
+
+def _cell(value, first, mark):
+    if value is None:
+        return f"{'-':>10} {'':11}"
+    if first is None or not first:
+        return f"{value:10.4f} {'':11}"
+    pct = 100.0 * (value - first) / first
+    m = "*" if mark else " "
+    return f"{value:10.4f} {m}{pct:8.2f}%{m}"
+
+
+def compare(runs):
+    """mmtests-style comparison of runs [(name, data)]: statistics in rows,
+    runs in columns (or, for a single run, its variants), each cell with its
+    change against the first column; '*' marks a change that Welch's t-test
+    finds significant at 5% over the passes."""
+    fields = {field_of(d["meta"]) for _, d in runs}
+    if len(fields) > 1:
+        raise ValueError("cannot compare a counted run (-icount) with a timed one")
+    field = fields.pop()
+    unit = "Ginsn/GiB" if field == "real" else "sys s/GiB"
+    if len(runs) == 1:
+        name, data = runs[0]
+        g = group(data["records"])
+        cols = [v for v in ("base", "off", "on", "placed") if any(k[0] == v for k in g)]
+        rows = sorted({k[1:] for k in g})
+        samples = [[[per_gib(r, field) for r in g.get((c, *row), [])] for c in cols] for row in rows]
+        labels = [f"{n}n {p}% {t}thr" for n, p, t in rows]
+        heads = cols
+        title = f"{name}: variants side by side, {unit} (lower is better)"
+    else:
+        gs = [group(d["records"]) for _, d in runs]
+        keys = sorted({k for g in gs for k in g}, key=lambda k: (k[1], k[2], k[3], k[0]))
+        samples = [[[per_gib(r, field) for r in g.get(k, [])] for g in gs] for k in keys]
+        labels = [f"{v} {n}n {p}% {t}thr" for v, n, p, t in keys]
+        heads = [name for name, _ in runs]
+        title = f"{unit} (lower is better), change against {heads[0]}"
+    width = max(len(l) for l in labels) + 8
+    colw = max([22] + [len(h) for h in heads]) + 1
+    out = [title, " " * width + "".join(h.rjust(colw) for h in heads)]
+    stats = (("Amean", statistics.fmean), ("Min", min), ("Max", max))
+    for label, row in zip(labels, samples):
+        for stat, fn in stats:
+            vals = [fn(s) if s else None for s in row]
+            cells = [_cell(v, vals[0], stat == "Amean" and i and significant(row[0], s))
+                     for i, (v, s) in enumerate(zip(vals, row))]
+            out.append(f"{stat:<7} {label:<{width - 8}}" + "".join(c.rjust(colw) for c in cells))
+    if len(runs) > 1:
+        out.append("")
+        out.append("headline ratios" + " " * (width - 15) + "".join(h.rjust(colw) for h in heads))
+        hs = [d.get("headline") or headline(d["records"], field=field) for _, d in runs]
+        for key in RATIO_KEYS:
+            vals = [h.get(key) for h in hs]
+            if any(v is not None for v in vals):
+                out.append(f"{key:<{width}}" +
+                           "".join(_cell(v, vals[0], False).rjust(colw) for v in vals))
+    out.append("('*': Welch's t-test over the passes finds the change significant at 5%)")
+    return "\n".join(out)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python3 -m zlctool.report", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("runs", nargs="+", help="run directories (results/NAME) or run.json files")
+    p.add_argument("--remake", action="store_true",
+                   help="with one run: write its report.txt and plot.png again")
+    args = p.parse_args(argv)
+    try:
+        runs = [load_run(r) for r in args.runs]
+        if args.remake:
+            for (name, data), path in zip(runs, args.runs):
+                print(write_run(path, data["records"], data["meta"]))
+            return 0
+        print(compare(runs))
+    except ValueError as e:
+        print(f"report: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
