@@ -133,10 +133,11 @@ deb: tree ## Debian packages of the patched kernel in build/deb (KCONFIG=file, d
 
 # --- measuring --------------------------------------------------------------
 
-bench: ## the memory-hog benchmark, base vs cache off vs on, into results/NAME/ (NAME=, QUICK=1, ICOUNT=1, HW=1)
+bench: ## the memory-hog benchmark, base vs off vs on, into results/NAME/ (NAME= QUICK=1 ICOUNT=1 HW=1 NODES_SHIFT=10 MEM= BENCH_NODES=)
 	@scripts/deps.sh
 	$(PY) -m zlctool.bench $(if $(NAME),--name $(NAME)) $(if $(QUICK),--quick) $(if $(HW),--hw) \
-		$(if $(ICOUNT),--icount)
+		$(if $(ICOUNT),--icount) $(if $(NODES_SHIFT),--nodes-shift $(NODES_SHIFT)) \
+		$(if $(MEM),--mem $(MEM)) $(if $(BENCH_NODES),--nodes $(BENCH_NODES))
 
 # 'make compare A B': the words after 'compare' are run names, not targets.
 ifeq (compare,$(firstword $(MAKECMDGOALS)))

@@ -26,8 +26,11 @@ src=${TREE:-$top/build/linux}
 read -r -a frags <<< "${FRAGMENT:-$top/configs/$name.config}"
 out=${KBUILD_OUT:-$top/build/$name}
 [ -f "$src/Makefile" ] || { echo "kbuild.sh: no kernel tree in $src: run 'make tree'" >&2; exit 1; }
-for f in "${frags[@]}"; do
+for i in "${!frags[@]}"; do
+	f=${frags[$i]}
 	[ -f "$f" ] || { echo "kbuild.sh: no config fragment $f" >&2; exit 1; }
+	# merge_config.sh runs in the source tree: give it absolute paths.
+	frags[i]=$(cd "$(dirname "$f")" && pwd)/$(basename "$f")
 done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

@@ -75,3 +75,9 @@ def test_parse_console_keeps_placed_passes():
                                             numa_miss=9))]
     (r,) = bench.parse_console(lines, "patched", 64)
     assert report.variant(r) == "placed" and r["numa_miss"] == 9
+
+
+def test_128_nodes_need_nodes_shift_10(capsys):
+    with pytest.raises(SystemExit):
+        bench.main(["--nodes", "128", "--mem", "4G", "--name", "t"])
+    assert "this kernel takes 1..64" in capsys.readouterr().err

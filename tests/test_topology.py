@@ -109,3 +109,12 @@ def test_command_line_takes_virtme_ng_options_or_a_spec():
         args_of(["--topology", "4", "--numa", "1G"])
     with pytest.raises(TopologyError, match="without --numa"):
         args_of(["--numa-distance", "0,1=20"])
+
+
+def test_nodes_shift_10_takes_qemus_128_nodes():
+    t = Topology.parse("128:4G", nodes_shift=10)
+    assert t.nodes == 128 and t.mem_mib[0] == 32
+    with pytest.raises(TopologyError, match=r"1\.\.64 \(x86_64 NODES_SHIFT=6\)"):
+        Topology.parse("128:4G")
+    with pytest.raises(TopologyError, match=r"1\.\.128 \(QEMU's limit\)"):
+        Topology.parse("256:8G", nodes_shift=10)

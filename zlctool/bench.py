@@ -103,12 +103,21 @@ def build_hog():
 
 def build(args):
     """Both kernels from configs/guest.config (make guest, make base-guest),
-    and the selftest, statically."""
+    and the selftest, statically.  With --nodes-shift 10 both get
+    configs/nodes10.config on top, in build/guest-nodes10 and
+    build/guest-base-nodes10."""
     sh(["make", "-s", "guest"])
     sh(["make", "-s", "base-guest"])
+    out = {"base": "build/guest-base", "patched": "build/guest"}
+    if args.nodes_shift != 6:
+        frags = "configs/guest.config configs/nodes%d.config" % args.nodes_shift
+        for kernel, tree in (("patched", "build/linux"), ("base", "build/linux-base")):
+            out[kernel] += "-nodes%d" % args.nodes_shift
+            sh(["scripts/kbuild.sh", "guest"], env=dict(
+                os.environ, FRAGMENT=frags, TREE=os.path.join(TOP, tree),
+                KBUILD_OUT=os.path.join(TOP, out[kernel])))
     hog = build_hog()
-    return {"base": os.path.join(TOP, "build/guest-base/arch/x86/boot/bzImage"),
-            "patched": os.path.join(TOP, "build/guest/arch/x86/boot/bzImage")}, hog
+    return {k: os.path.join(TOP, v, "arch/x86/boot/bzImage") for k, v in out.items()}, hog
 
 
 def boot_order(plan):
@@ -121,13 +130,13 @@ def boot_order(plan):
     return order
 
 
-def run_guests(kernels, hog, plan, mem, cpus, t0, name, extra=()):
+def run_guests(kernels, hog, plan, mem, cpus, t0, name, extra=(), nodes_shift=6):
     records = []
     rounds = plan.get("rounds", 1)
     order = boot_order(plan)
     progress_boot = guest.Progress("bench", len(order))
     for rnd, nodes, kernel in order:
-        topo = Topology.even(nodes, mem, cpus)
+        topo = Topology.even(nodes, mem, cpus, nodes_shift)
         mode = "asis" if kernel == "base" else "compare"
         script = guest_command(plan["pcts"], plan["threads"], plan["reps"], mode)
         state = {"row": None, "n": 0, "of": 0}
@@ -226,6 +235,9 @@ def main(argv=None):
     p.add_argument("--mem", default="2G", help="guest memory in all (default 2G)")
     p.add_argument("--cpus", default="2", help="vCPUs on node 0 (default 2)")
     p.add_argument("--nodes", help="override: comma list of node counts")
+    p.add_argument("--nodes-shift", type=int, default=6, choices=(6, 10),
+                   help="the kernels' CONFIG_NODES_SHIFT (10: configs/nodes10.config, "
+                        "up to 128 nodes)")
     p.add_argument("--reps", type=int, help="override: passes per variant, row and round")
     p.add_argument("--rounds", type=int, help="override: rounds of boots (ABBA order)")
     p.add_argument("--results", default=RESULTS, help="where named runs go (default results/)")
@@ -248,7 +260,7 @@ def main(argv=None):
         plan["rounds"] = args.rounds
     try:
         for n in plan["nodes"]:
-            Topology.even(n, args.mem, args.cpus)       # refuse a bad topology up front
+            Topology.even(n, args.mem, args.cpus, args.nodes_shift)   # refuse a bad one now
     except TopologyError as e:
         p.error(f"topology: {e}")
 
@@ -262,7 +274,8 @@ def main(argv=None):
         else:
             kernels, hog = build(args)
             records = run_guests(kernels, hog, plan, args.mem, args.cpus, t0, name,
-                                 extra=ICOUNT_ARGS if args.icount else ())
+                                 extra=ICOUNT_ARGS if args.icount else (),
+                                 nodes_shift=args.nodes_shift)
     except KeyboardInterrupt:
         print("\n[bench] interrupted: no results written", file=sys.stderr)
         return 130
@@ -270,6 +283,7 @@ def main(argv=None):
         print(f"[bench] failed: {e}", file=sys.stderr)
         return 1
     meta = dict(name=name, plan=plan, mem=args.mem, cpus=args.cpus, quick=args.quick,
+                nodes_shift=args.nodes_shift,
                 hw=args.hw, icount=args.icount, date=date,
                 seconds=round(time.monotonic() - t0), provenance=provenance())
     print("\n" + report.write_run(run_dir, records, meta) + "\n")

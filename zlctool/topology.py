@@ -20,8 +20,22 @@ that goes wrong later.
 from dataclasses import dataclass
 import re
 
-# x86_64 NODES_SHIFT=6: Linux handles 64 nodes (QEMU itself would take 128).
-MAX_NODES = 64
+# The guest configs build x86_64's default NODES_SHIFT=6: 64 nodes.  With
+# configs/nodes10.config (NODES_SHIFT=10, as Debian builds) the limit is
+# QEMU's, 128.
+NODES_SHIFT = 6
+QEMU_MAX_NODES = 128
+
+
+def max_nodes(nodes_shift=NODES_SHIFT):
+    return min(1 << nodes_shift, QEMU_MAX_NODES)
+
+
+def _check_count(count, nodes_shift):
+    if not 1 <= count <= max_nodes(nodes_shift):
+        why = (f"x86_64 NODES_SHIFT={nodes_shift}" if (1 << nodes_shift) < QEMU_MAX_NODES
+               else "QEMU's limit")
+        raise TopologyError(f"{count} nodes: this kernel takes 1..{max_nodes(nodes_shift)} ({why})")
 # Less than this a node leaves the kernel too little to boot on 64 nodes
 # of a 2 GiB guest; QEMU wants 2 MiB alignment.
 MIN_NODE_MIB = 32
@@ -89,15 +103,16 @@ class Topology:
         return tuple(0 if c is None else c[1] - c[0] + 1 for c in self.cpus)
 
     @classmethod
-    def parse(cls, spec, cpus=DEFAULT_CPUS):
+    def parse(cls, spec, cpus=DEFAULT_CPUS, nodes_shift=NODES_SHIFT):
         """A topology string (see the module's doc) -> Topology.  cpus is
-        the CPU count of the COUNT[:TOTAL] form, all on node 0."""
+        the CPU count of the COUNT[:TOTAL] form, all on node 0; nodes_shift
+        the kernel's CONFIG_NODES_SHIFT."""
         spec = str(spec).strip()
         if not spec:
             raise TopologyError("empty topology: give a node count (4) or nodes (1G/1G)")
         m = re.fullmatch(r"(\d+)(?::(\S+))?", spec)
         if m:
-            return cls.even(int(m.group(1)), m.group(2) or DEFAULT_TOTAL, cpus)
+            return cls.even(int(m.group(1)), m.group(2) or DEFAULT_TOTAL, cpus, nodes_shift)
         nodes, dists = [], []
         for part in spec.split("/"):
             if re.fullmatch(r"\d+,\d+=\d+", part):
@@ -112,14 +127,12 @@ class Topology:
                     raise
                 raise TopologyError(f"bad topology {spec!r}: give a node count (4), a count "
                                     "and total (4:2G), or nodes (1G,cpus=0-1/1G)") from e
-        return cls.from_nodes(nodes, dists)
+        return cls.from_nodes(nodes, dists, nodes_shift)
 
     @classmethod
-    def even(cls, count, total=DEFAULT_TOTAL, cpus=DEFAULT_CPUS):
+    def even(cls, count, total=DEFAULT_TOTAL, cpus=DEFAULT_CPUS, nodes_shift=NODES_SHIFT):
         """COUNT equal nodes of TOTAL memory in all, cpus CPUs on node 0."""
-        if not 1 <= count <= MAX_NODES:
-            raise TopologyError(f"{count} nodes: this kernel takes 1..{MAX_NODES} "
-                                "(x86_64 NODES_SHIFT=6)")
+        _check_count(count, nodes_shift)
         size = parse_size_mib(total)
         each = size // count
         if size % count or each % NODE_ALIGN_MIB:
@@ -128,14 +141,12 @@ class Topology:
                                 "node's size (1G/512M/512M)")
         ncpus = int(cpus)
         return cls.from_nodes([(each, (0, ncpus - 1) if ncpus else None)]
-                              + [(each, None)] * (count - 1))
+                              + [(each, None)] * (count - 1), nodes_shift=nodes_shift)
 
     @classmethod
-    def from_nodes(cls, nodes, dists=()):
+    def from_nodes(cls, nodes, dists=(), nodes_shift=NODES_SHIFT):
         """[(MiB, (first, last) or None), ...] and ['I,J=D', ...] -> Topology."""
-        if not 1 <= len(nodes) <= MAX_NODES:
-            raise TopologyError(f"{len(nodes)} nodes: this kernel takes 1..{MAX_NODES} "
-                                "(x86_64 NODES_SHIFT=6)")
+        _check_count(len(nodes), nodes_shift)
         for i, (mib, _) in enumerate(nodes):
             if mib < MIN_NODE_MIB or mib % NODE_ALIGN_MIB:
                 raise TopologyError(f"node {i} has {mib} MiB: a node needs at least "
