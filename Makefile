@@ -58,7 +58,7 @@ KERNEL ?= patched
 RUN     = $(PY) -m zlctool.guest --kernel $(KERNEL) --topology '$(NODES)'
 
 run: $(if $(filter base,$(KERNEL)),base-guest,guest) ## boot it and run CMD: make run NODES=4 CMD='cat /proc/zoneinfo' (KERNEL=base, DRY=1)
-	@$(RUN) $(if $(DRY),--dry-run) -- $(CMD)
+	@$(RUN) $(if $(DRY),--dry-run) -- '$(subst ','\'',$(value CMD))'
 
 shell: $(if $(filter base,$(KERNEL)),base-guest,guest) ## boot it with a shell on this terminal (NODES=..., KERNEL=base; Ctrl-A X quits)
 	@$(RUN) --shell $(if $(DRY),--dry-run)

@@ -193,6 +193,15 @@ def test_dry_run_prints_the_shell_quoted_command(capsys):
     assert "dist,src=0,dst=1,val=20" in line and "dist,src=1,dst=0,val=20" in line
 
 
+def test_the_guest_command_keeps_its_quoting(tmp_path, monkeypatch):
+    seen = []
+    monkeypatch.setattr(guest, "run", lambda kernel, topo, command, *a, **k: seen.append(command)
+                        or guest.Result(0, [], str(tmp_path / "log"), 0.0))
+    guest.main(["--kernel", "/k", "--", "cat /proc/meminfo | head -1"])
+    guest.main(["--kernel", "/k", "--", "sh", "-c", "echo a b", "--", "x"])
+    assert seen == ["cat /proc/meminfo | head -1", "sh -c 'echo a b' -- x"]
+
+
 def test_progress_gives_elapsed_and_eta(capsys):
     import io
     out = io.StringIO()

@@ -34,3 +34,8 @@ def test_rerun_must_be_logged_after_it_was_asked_for():
                                    "[   31.2] # zonelist_cache: pass:11 fail:0 skip:2 total:13"])
     assert not hotplug.rerun_reported(["zlc-hotplug: rerun",
                                        "[   31.2] # zonelist_cache: pass:10 fail:1 skip:2 total:13"])
+
+
+def test_the_echoed_results_file_does_not_prove_a_rerun():
+    echoed = "zlc-rerun: # zonelist_cache: pass:16 fail:0 skip:2 total:18"
+    assert not hotplug.rerun_reported(["zlc-hotplug: rerun", echoed])

@@ -188,7 +188,10 @@ def test_welch_t_test():
     assert report.significant([1.0, 1.01, 0.99], [2.0, 2.01, 1.99])
     assert not report.significant([1.0, 1.5, 0.5], [1.1, 0.6, 1.6])
     assert report.significant([1.0], [2.0]) is None
-    assert report.significant([1.0, 1.0], [1.0, 1.0]) is False
+    assert report.significant([1.0, 1.0], [1.0, 1.0]) is None
+    assert report.significant([1.0, 1.0], [2.0, 2.0]) is None       # no spread: cannot tell
+    # df about 1: t = 6 is not enough (12.7 is needed), though it is for df 2's 4.3
+    assert not report.significant([1.0, 1.1], [1.6, 1.7])
 
 
 def test_compare_two_runs_mmtests_style(tmp_path):

@@ -194,8 +194,9 @@ def run_host(hog, plan):
     return parse_console(lines, kernel, nodes)
 
 
-def provenance():
-    """What a run was measured on: kernel release, series hash (the git
+def provenance(kernel_dir=None):
+    """What a run was measured on: kernel release (of the patched guest
+    kernel built in kernel_dir, or the running one), series hash (the git
     tree of patches/), QEMU version and host CPU model."""
     def first_line(cmd):
         try:
@@ -203,14 +204,15 @@ def provenance():
                 .splitlines()[0].strip()
         except (OSError, IndexError):
             return "?"
-    release = os.path.join(TOP, "build", "guest", "include", "config", "kernel.release")
+    release = os.path.join(kernel_dir or "/nonexistent", "include", "config", "kernel.release")
     cpu = "?"
     with open("/proc/cpuinfo") as f:
         for line in f:
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-    return dict(kernel=open(release).read().strip() if os.path.exists(release) else "?",
+    return dict(kernel=open(release).read().strip() if os.path.exists(release)
+                else os.uname().release,
                 series=first_line(["git", "rev-parse", "--short", "HEAD:patches"]),
                 qemu=first_line(["qemu-system-x86_64", "--version"]),
                 host_cpu=cpu, host_cpus=os.cpu_count())
@@ -269,10 +271,13 @@ def main(argv=None):
     t0 = time.monotonic()
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     try:
+        kernel_dir = None
         if args.hw:
             records = run_host(build_hog(), plan)
         else:
             kernels, hog = build(args)
+            kernel_dir = os.path.dirname(os.path.dirname(os.path.dirname(
+                os.path.dirname(kernels["patched"]))))
             records = run_guests(kernels, hog, plan, args.mem, args.cpus, t0, name,
                                  extra=ICOUNT_ARGS if args.icount else (),
                                  nodes_shift=args.nodes_shift)
@@ -285,7 +290,7 @@ def main(argv=None):
     meta = dict(name=name, plan=plan, mem=args.mem, cpus=args.cpus, quick=args.quick,
                 nodes_shift=args.nodes_shift,
                 hw=args.hw, icount=args.icount, date=date,
-                seconds=round(time.monotonic() - t0), provenance=provenance())
+                seconds=round(time.monotonic() - t0), provenance=provenance(kernel_dir))
     print("\n" + report.write_run(run_dir, records, meta) + "\n")
     print(f"[bench] wrote {os.path.relpath(run_dir, TOP)}/run.json, report.txt and plot.png "
           f"in {guest.fmt_time(time.monotonic() - t0)}")

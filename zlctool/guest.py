@@ -203,7 +203,8 @@ def results(lines):
     """KTAP/TAP results of console lines, parsed by kunit_parser."""
     kp = kunit_parser()
     plan_skip = next((m.group(1).strip() for m in map(PLAN_SKIP.match, lines) if m), None)
-    test = kp.parse_run_tests([UNNAMED.sub(r"\1 case \2 #", l) for l in lines])
+    lines = [UNNAMED.sub(r"\1 case \2 #", l) for l in lines]
+    test = kp.parse_run_tests(lines)
     if test.name == "<missing>":
         return Results([], plan_skip, 0, found=False)
     status = {kp.TestStatus.SUCCESS: "PASS", kp.TestStatus.SKIPPED: "SKIP"}
@@ -346,9 +347,10 @@ def run(kernel, topo, command, binaries=(), timeout=600, stage="guest", name=Non
                     logf.write(line + "\n")
                     logf.flush()
                     if echo == "command":
-                        running = running or "zlc-guest: running /cmd" in line
-                        if running and EXIT_MARK not in line and \
-                                "zlc-guest: running /cmd" not in line:
+                        # What the command printed: from the marker to its exit.
+                        if "zlc-guest: running /cmd" in line or EXIT_MARK in line:
+                            running = EXIT_MARK not in line
+                        elif running:
                             print(line, flush=True)
                     elif echo:
                         print(line, flush=True)
@@ -425,7 +427,10 @@ def main(argv=None):
     p.add_argument("--dry-run", action="store_true", help="print the QEMU command, do not run it")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- command to run in the guest")
     args = p.parse_args(argv)
-    command = " ".join(a for a in args.command if a != "--") or "true"
+    words = args.command[1:] if args.command[:1] == ["--"] else args.command
+    # One word is a shell command line as it is ('make run' passes CMD so);
+    # several are quoted back into one.
+    command = (words[0] if len(words) == 1 else shlex.join(words)) if words else "true"
     try:
         topo = topology.from_arguments(args)
     except topology.TopologyError as e:

@@ -328,25 +328,27 @@ def load_run(path):
 
 # Two-sided 5% critical values of Student's t, by degrees of freedom.
 T_CRIT = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-          9: 2.262, 10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
+          9: 2.262, 10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042, 40: 2.021,
+          60: 2.000, 120: 1.980}
 
 
 def t_crit(df):
-    for k in sorted(T_CRIT):
-        if df <= k:
-            return T_CRIT[k]
-    return 1.96
+    """The critical value for the largest tabulated df not above df: erring
+    towards 'not significant' between the rows."""
+    below = [k for k in T_CRIT if k <= df]
+    return T_CRIT[max(below)] if below else T_CRIT[1]
 
 
 def significant(a, b):
     """Welch's t-test at 5%, two-sided: do samples a and b differ?  None
-    when either has fewer than two values."""
+    when it cannot tell: either has fewer than two values, or neither
+    varies (counted runs repeat values; no spread, no test)."""
     if len(a) < 2 or len(b) < 2:
         return None
     ma, mb = statistics.fmean(a), statistics.fmean(b)
     va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
     if va + vb == 0:
-        return ma != mb
+        return None
     t = abs(ma - mb) / math.sqrt(va + vb)
     df = (va + vb) ** 2 / ((va ** 2 / (len(a) - 1) if va else 0) +
                            (vb ** 2 / (len(b) - 1) if vb else 0))
@@ -381,14 +383,14 @@ def compare(runs):
         samples = [[[per_gib(r, field) for r in g.get((c, *row), [])] for c in cols] for row in rows]
         labels = [f"{n}n {p}% {t}thr" for n, p, t in rows]
         heads = cols
-        title = f"{name}: variants side by side, {unit} (lower is better)"
+        title = f"{name}: variants side by side, {unit} (lower is better; + is costlier)"
     else:
         gs = [group(d["records"]) for _, d in runs]
         keys = sorted({k for g in gs for k in g}, key=lambda k: (k[1], k[2], k[3], k[0]))
         samples = [[[per_gib(r, field) for r in g.get(k, [])] for g in gs] for k in keys]
         labels = [f"{v} {n}n {p}% {t}thr" for v, n, p, t in keys]
         heads = [name for name, _ in runs]
-        title = f"{unit} (lower is better), change against {heads[0]}"
+        title = f"{unit} (lower is better; + is costlier), change against {heads[0]}"
     width = max(len(l) for l in labels) + 8
     colw = max([22] + [len(h) for h in heads]) + 1
     out = [title, " " * width + "".join(h.rjust(colw) for h in heads)]
