@@ -19,3 +19,18 @@ def test_too_few_results_fail_the_run():
 def test_a_bad_exit_or_a_plan_skip_fails_the_run():
     assert judge_run("[t]", 1, [], (2, 0, 0, None), 2) == (2, 1, 0)
     assert judge_run("[t]", 4, [], (0, 0, 0, "needs 2 nodes"), 2) == (0, 1, 0)
+
+
+def test_counts_of_captured_consoles():
+    import os
+    from zlctool.selftest import counts
+    data = os.path.join(os.path.dirname(__file__), "data")
+    with open(os.path.join(data, "memhog-1n-console.log")) as f:
+        assert counts(f.read().splitlines()) == \
+            (0, 0, 0, "needs at least 2 NUMA nodes with memory, has 1")
+    with open(os.path.join(data, "memhog-4n-console.log")) as f:
+        assert counts(f.read().splitlines()) == (4, 0, 0, None)
+    # A result the plan promised and the console lacks (a test cut short)
+    # fails.  (One beyond the plan, kunit_parser drops; kselftest's own
+    # ksft_finished() fails the exit status for it.)
+    assert counts(["TAP version 13", "1..2", "ok 1 a"])[:2] == (1, 2)

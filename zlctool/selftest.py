@@ -26,8 +26,9 @@ def counts(lines):
     """(passed, failed, skipped, plan_skip_reason) of kselftest TAP,
     parsed by kunit_parser (see zlctool.guest.results)."""
     r = guest.results(lines)
-    # A result the plan does not hold, or a missing one, is a parse error.
-    return r.passed, r.failed + r.errors, r.skipped, r.plan_skip
+    # A result the plan does not hold, or a missing one, is a parse error;
+    # a '1..0 # SKIP' plan holds nothing to parse.
+    return r.passed, r.failed + (0 if r.plan_skip else r.errors), r.skipped, r.plan_skip
 
 
 def run_binary(kernel, binary, topo, command, name, timeout, kcsan_scope=None):
