@@ -39,3 +39,13 @@ def test_rerun_must_be_logged_after_it_was_asked_for():
 def test_the_echoed_results_file_does_not_prove_a_rerun():
     echoed = "zlc-rerun: # zonelist_cache: pass:16 fail:0 skip:2 total:18"
     assert not hotplug.rerun_reported(["zlc-hotplug: rerun", echoed])
+
+
+def test_the_rerun_must_give_each_case_its_boot_time_status():
+    with open(os.path.join(os.path.dirname(__file__), "data", "hotplug-console.log")) as f:
+        lines = f.read().splitlines()
+    assert hotplug.rerun_differs(lines) == []
+    # A case that passed at boot and skips in the re-run is caught by name.
+    i = next(i for i, l in enumerate(lines) if l.startswith("zlc-rerun:") and "ok 1 zlc_test_z_to_n" in l)
+    lines[i] = lines[i].replace("ok 1 zlc_test_z_to_n", "ok 1 zlc_test_z_to_n # SKIP no nodes")
+    assert hotplug.rerun_differs(lines) == ["zonelist_cache.zlc_test_z_to_n"]

@@ -228,3 +228,22 @@ def test_a_row_that_spilled_with_the_cache_off_is_not_a_no_spill_row():
     extra = ([rec("patched", "off", 4, 0.5, pct=12, miss=m, rep=i) for i, m in enumerate([0, 9])] +
              [rec("patched", "on", 4, 0.51, pct=12, miss=0, rep=i) for i in range(2)])
     assert "no spill row" not in report.headline(RECORDS + extra)
+
+
+def test_each_ratio_takes_its_own_floor():
+    # Distinct 1-node medians: base 0.9, off 1.2, on 1.0; placed 1.05 at 64.
+    recs = ([rec("base", "n/a", 1, 0.9, miss=0, rep=i) for i in range(3)] +
+            [rec("patched", "off", 1, 1.2, miss=0, rep=i) for i in range(3)] +
+            [rec("patched", "on", 1, 1.0, miss=0, rep=i) for i in range(3)] +
+            [rec("base", "n/a", 64, 3.6, rep=i) for i in range(3)] +
+            [rec("patched", "off", 64, 2.4, rep=i) for i in range(3)] +
+            [rec("patched", "on", 64, 1.1, rep=i) for i in range(3)] +
+            [rec("patched", "placed", 64, 1.05, rep=i) for i in range(3)])
+    h = report.headline(recs)
+    assert h["on/floor"] == pytest.approx(1.1 / 1.0)
+    assert h["off/floor"] == pytest.approx(2.4 / 1.2)
+    assert h["base/floor"] == pytest.approx(3.6 / 0.9)
+    assert h["placed/floor"] == pytest.approx(1.05 / 1.0)
+    assert h["on/base floor"] == pytest.approx(1.1 / 0.9)
+    assert h["on/off 1 node"] == pytest.approx(1.0 / 1.2)
+    assert h["on/placed"] == pytest.approx(1.1 / 1.05)

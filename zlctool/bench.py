@@ -213,7 +213,12 @@ def provenance(kernel_dir=None):
                 break
     return dict(kernel=open(release).read().strip() if os.path.exists(release)
                 else os.uname().release,
-                series=first_line(["git", "rev-parse", "--short", "HEAD:patches"]),
+                # The commit the kernel was built from (build/linux's HEAD:
+                # patches/ applied, make tree refuses otherwise), and the
+                # git tree of patches/ in the project, committed or not.
+                series=first_line(["git", "-C", "build/linux", "rev-parse", "--short", "HEAD"]),
+                patches=first_line(["sh", "-c", "[ -z \"$(git status --porcelain -- patches)\" ] "
+                                    "&& git rev-parse --short HEAD:patches || echo uncommitted"]),
                 qemu=first_line(["qemu-system-x86_64", "--version"]),
                 host_cpu=cpu, host_cpus=os.cpu_count())
 

@@ -61,6 +61,17 @@ def count_rerun(lines):
     return r.passed, r.failed + r.errors, r.skipped
 
 
+def rerun_differs(lines):
+    """Cases whose status in the re-run is not their status at boot, in the
+    same guest: a case that passed at boot and skips after hotplug has
+    stopped testing what it did, which a count of skips would not show."""
+    cut = next((i for i, l in enumerate(lines) if "zlc-guest: running /cmd" in l), len(lines))
+    boot = {n: st for n, st, _ in guest.results(lines[:cut]).cases}
+    rerun = guest.results([l.split("zlc-rerun: ", 1)[1] for l in lines if "zlc-rerun: " in l])
+    return sorted(n for n, st, _ in rerun.cases if boot.get(n) != st) + \
+        sorted(n for n in boot if n not in {c for c, _, _ in rerun.cases})
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m zlctool.hotplug", description=__doc__)
     p.add_argument("--kernel", required=True, help="guest kernel with the KUnit suite built in")
@@ -84,7 +95,11 @@ def main(argv=None):
         p_, f_, s_ = count_rerun(res.lines)
         offlined = sum(1 for l in res.lines if re.search(r"zlc-hotplug: cycle \d+ offline", l))
         fresh = rerun_reported(res.lines)
-        ok = res.status == 0 and offlined == CYCLES and p_ > 0 and f_ == 0 and fresh
+        differ = rerun_differs(res.lines)
+        ok = res.status == 0 and offlined == CYCLES and p_ > 0 and f_ == 0 and fresh and not differ
+        if differ:
+            print(f"[hotplug] cases whose status after hotplug is not their status at boot: "
+                  f"{', '.join(differ)}")
         if not fresh:
             print("[hotplug] the kernel logged no passing suite summary after the re-run")
         print(f"[hotplug] exit {res.status}, {offlined}/{CYCLES} offline/online cycles, re-run: "
