@@ -116,6 +116,8 @@ test: ## what CI runs: every stage, timed; last line: test: N passed, M failed
 		$(PY) -m pytest -q tests/guest
 	-@$(STAGE) selftest -- $(MAKE) -s selftest
 	-@$(STAGE) hotplug -- $(MAKE) -s hotplug
+	-@$(STAGE) workloads -- $(PY) -m zlctool.bench --quick --patched-only --check \
+		--workloads stutter,churn,busy,stress --name smoke --results $(RESULTS)/bench
 	-@$(STAGE) check -- env CHECKS="$(TEST_CHECKS)" scripts/check.sh
 	-@$(STAGE) deb -- env KCONFIG=configs/guest.config $(MAKE) -s deb
 	@echo "stage timings:"; sed 's/^/  /' $(RESULTS)/timings
@@ -133,9 +135,10 @@ deb: tree ## Debian packages of the patched kernel in build/deb (KCONFIG=file, d
 
 # --- measuring --------------------------------------------------------------
 
-bench: ## the memory-hog benchmark, base vs off vs on, into results/NAME/ (NAME= QUICK=1 ICOUNT=1 HW=1 NODES_SHIFT=10 MEM= BENCH_NODES=)
+bench: ## base vs off vs on: the hog and the workloads, into results/NAME/ (WORKLOADS=hog,stutter,churn,busy,stress ROUNDS= NAME= QUICK=1 ICOUNT=1 HW=1 NODES_SHIFT=10 MEM= BENCH_NODES=)
 	@scripts/deps.sh
 	$(PY) -m zlctool.bench $(if $(NAME),--name $(NAME)) $(if $(QUICK),--quick) $(if $(HW),--hw) \
+		$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(ROUNDS),--rounds $(ROUNDS)) \
 		$(if $(ICOUNT),--icount) $(if $(NODES_SHIFT),--nodes-shift $(NODES_SHIFT)) \
 		$(if $(MEM),--mem $(MEM)) $(if $(BENCH_NODES),--nodes $(BENCH_NODES))
 

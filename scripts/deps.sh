@@ -18,6 +18,8 @@ pkgs=(
 	# the tooling: Debian's Python and its modules, shellcheck, addr2line for
 	# scripts/decode_stacktrace.sh
 	python3-pytest python3-git python3-ply python3-matplotlib shellcheck binutils
+	# make bench's workloads: disk images (mkfs.ext4, mkswap) and stress-ng
+	e2fsprogs util-linux stress-ng
 )
 [ "${1:-}" = docs ] && pkgs+=(python3-sphinx python3-sphinx-rtd-theme python3-yaml)
 

@@ -43,6 +43,13 @@ def test_nodes_written_as_virtme_ng_takes_them():
     assert "node,nodeid=0,memdev=m0,cpus=0" in args
     assert "node,nodeid=1,memdev=m1,cpus=1" in args
     assert t.total_cpus == 2
+    # CPUs on two nodes: one socket each, so that no cache spans nodes.
+    assert args[args.index("-smp") + 1] == "2,sockets=2,cores=1,threads=1"
+
+
+def test_cpus_on_one_node_keep_qemus_default_smp():
+    args = Topology.parse("6G,cpus=0-1/1G").qemu_args()
+    assert args[args.index("-smp") + 1] == "2"
 
 
 def test_a_big_node_0():

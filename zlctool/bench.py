@@ -1,4 +1,11 @@
-"""make bench: the memory-hog benchmark, base kernel vs cache off vs cache on.
+"""make bench: base kernel vs cache off vs cache on, on the memory hog and the
+workloads of zlctool/workloads.py (stutter, churn, busy, stress).
+
+By default make bench runs all of them: the hog for one round, then each
+workload ("about 25 minutes warm here").  WORKLOADS=hog,stutter picks some;
+WORKLOADS=hog alone runs the hog's three rounds; QUICK=1 and ICOUNT=1 run
+the hog only unless WORKLOADS says otherwise (QUICK=1 with workloads: their
+reduced plans, as make test runs them).  The rest of this describes the hog.
 
 For each kernel (the unpatched base and the patched series, built from the
 same guest config) and each topology (1, 4, 16, 64 nodes of equal total
@@ -30,7 +37,7 @@ import subprocess
 import sys
 import time
 
-from . import guest, report
+from . import guest, report, workloads
 from .report import HEADLINE
 from .topology import Topology, TopologyError
 
@@ -107,11 +114,15 @@ def build(args):
     configs/nodes10.config on top, in build/guest-nodes10 and
     build/guest-base-nodes10."""
     sh(["make", "-s", "guest"])
-    sh(["make", "-s", "base-guest"])
-    out = {"base": "build/guest-base", "patched": "build/guest"}
+    out = {"patched": "build/guest"}
+    if not getattr(args, "patched_only", False):
+        sh(["make", "-s", "base-guest"])
+        out["base"] = "build/guest-base"
     if args.nodes_shift != 6:
         frags = "configs/guest.config configs/nodes%d.config" % args.nodes_shift
         for kernel, tree in (("patched", "build/linux"), ("base", "build/linux-base")):
+            if kernel not in out:
+                continue
             out[kernel] += "-nodes%d" % args.nodes_shift
             sh(["scripts/kbuild.sh", "guest"], env=dict(
                 os.environ, FRAGMENT=frags, TREE=os.path.join(TOP, tree),
@@ -223,9 +234,37 @@ def provenance(kernel_dir=None):
                 host_cpu=cpu, host_cpus=os.cpu_count())
 
 
-def run_name(args):
-    return args.name or ("hog-icount-" if args.icount else "hog-quick-" if args.quick else
-                         "hog-") + time.strftime("%Y%m%d-%H%M", time.gmtime())
+def run_name(args, works):
+    kind = "hog" if works == ["hog"] else "bench"
+    return args.name or (kind + ("-icount-" if args.icount else "-quick-" if args.quick else "-")
+                         + time.strftime("%Y%m%d-%H%M", time.gmtime()))
+
+
+def default_workloads(args):
+    """make bench: every workload; QUICK=1 and ICOUNT=1 alone: the hog."""
+    return ["hog"] if args.quick or args.icount or args.hw else \
+        ["hog", *workloads.NAMES]
+
+
+def workload_plans(quick, rounds=None):
+    """The workloads' plans; rounds repeats each boot's variants (ABBA)."""
+    plans = {w: dict(p) for w, p in workloads.PLANS["quick" if quick else "full"].items()}
+    for p in plans.values():
+        p["rounds"] = rounds or 1
+    return plans
+
+
+def run_workloads(works, kernels, hog, name, plans, t0):
+    """The workloads beside the hog (zlctool/workloads.py): {work: samples}."""
+    zlcload = workloads.build_zlcload()
+    steps = sum(len(workloads.boots(w, plans[w])) * len(kernels) for w in works)
+    progress = guest.Progress("bench", steps)
+    out = {}
+    for work in works:
+        out[work] = workloads.run(work, kernels, plans[work], name, hog, zlcload, progress)
+        print(f"[bench] {work}: {len(out[work])} samples, "
+              f"{guest.fmt_time(time.monotonic() - t0)} elapsed", flush=True)
+    return out
 
 
 def main(argv=None):
@@ -246,19 +285,37 @@ def main(argv=None):
                    help="the kernels' CONFIG_NODES_SHIFT (10: configs/nodes10.config, "
                         "up to 128 nodes)")
     p.add_argument("--reps", type=int, help="override: passes per variant, row and round")
-    p.add_argument("--rounds", type=int, help="override: rounds of boots (ABBA order)")
+    p.add_argument("--rounds", type=int, help="override: rounds of boots (ABBA order); "
+                   "for the workloads, rounds of variants in each boot (ABBA)")
     p.add_argument("--results", default=RESULTS, help="where named runs go (default results/)")
+    p.add_argument("--workloads", help="comma list of hog," + ",".join(workloads.NAMES) +
+                   " (default: all; with --quick or --icount: hog)")
+    p.add_argument("--check", action="store_true",
+                   help="then check the workloads' records (make test): fail on a problem")
+    p.add_argument("--patched-only", action="store_true",
+                   help="workloads: boot only the patched kernel (off and on; make test)")
     args = p.parse_args(argv)
 
     if args.icount and args.hw:
         p.error("--icount runs guests; it does not go with --hw")
-    name = run_name(args)
+    works = args.workloads.split(",") if args.workloads else default_workloads(args)
+    unknown = [w for w in works if w not in ("hog", *workloads.NAMES)]
+    if unknown or not works:
+        p.error(f"unknown workload(s) {','.join(unknown)}: pick from hog,"
+                + ",".join(workloads.NAMES))
+    if args.patched_only and "hog" in works:
+        p.error("--patched-only is for the workloads: the hog compares with the base kernel")
+    if args.hw and works != ["hog"]:
+        p.error("--hw runs the hog only")
+    name = run_name(args, works)
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
         p.error(f"run name {name!r}: letters, digits, '.', '_' and '-' only")
     run_dir = os.path.join(args.results, name)
-    if os.path.exists(os.path.join(run_dir, "run.json")):
+    if any(os.path.exists(os.path.join(run_dir, f)) for f in ("run.json", "workloads.json")):
         p.error(f"{os.path.relpath(run_dir, TOP)} exists: give the run another NAME")
     plan = dict(ICOUNT if args.icount else QUICK if args.quick else FULL)
+    if not args.icount and not args.quick and works != ["hog"]:
+        plan["rounds"] = 1      # the hog beside the other workloads: one round
     if args.nodes:
         plan["nodes"] = [int(n) for n in args.nodes.split(",")]
     if args.reps:
@@ -275,6 +332,7 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
     t0 = time.monotonic()
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    records, samples = [], {}
     try:
         kernel_dir = None
         if args.hw:
@@ -283,9 +341,16 @@ def main(argv=None):
             kernels, hog = build(args)
             kernel_dir = os.path.dirname(os.path.dirname(os.path.dirname(
                 os.path.dirname(kernels["patched"]))))
-            records = run_guests(kernels, hog, plan, args.mem, args.cpus, t0, name,
-                                 extra=ICOUNT_ARGS if args.icount else (),
-                                 nodes_shift=args.nodes_shift)
+            if "hog" in works:
+                records = run_guests(kernels, hog, plan, args.mem, args.cpus, t0, name,
+                                     extra=ICOUNT_ARGS if args.icount else (),
+                                     nodes_shift=args.nodes_shift)
+            others = [w for w in works if w != "hog"]
+            if others:
+                if args.patched_only:
+                    kernels = {"patched": kernels["patched"]}
+                samples = run_workloads(others, kernels, hog, name,
+                                        workload_plans(args.quick, args.rounds), t0)
     except KeyboardInterrupt:
         print("\n[bench] interrupted: no results written", file=sys.stderr)
         return 130
@@ -293,12 +358,25 @@ def main(argv=None):
         print(f"[bench] failed: {e}", file=sys.stderr)
         return 1
     meta = dict(name=name, plan=plan, mem=args.mem, cpus=args.cpus, quick=args.quick,
-                nodes_shift=args.nodes_shift,
+                nodes_shift=args.nodes_shift, workloads=works,
                 hw=args.hw, icount=args.icount, date=date,
                 seconds=round(time.monotonic() - t0), provenance=provenance(kernel_dir))
-    print("\n" + report.write_run(run_dir, records, meta) + "\n")
-    print(f"[bench] wrote {os.path.relpath(run_dir, TOP)}/run.json, report.txt and plot.png "
-          f"in {guest.fmt_time(time.monotonic() - t0)}")
+    if records:
+        print("\n" + report.write_run(run_dir, records, meta) + "\n")
+    if samples:
+        meta["plans"] = {w: p for w, p in workload_plans(args.quick, args.rounds).items()
+                         if w in samples}
+        print("\n" + workloads.write(run_dir, samples, meta, records) + "\n")
+    print(f"[bench] wrote {os.path.relpath(run_dir, TOP)}/ in "
+          f"{guest.fmt_time(time.monotonic() - t0)}")
+    if args.check:
+        problems = workloads.check(samples, [w for w in works if w != "hog"])
+        for pr in problems:
+            print(f"[bench] check: {pr}", file=sys.stderr)
+        if problems:
+            return 1
+        print(f"[bench] check: every workload made records with locality figures; "
+              f"stress-ng verified")
     return 0
 
 

@@ -240,10 +240,11 @@ def find_busybox():
     raise GuestError("no static busybox: install busybox-static (make deps)")
 
 
-def build_initramfs(dest, binaries=(), command="true", files=None):
+def build_initramfs(dest, binaries=(), command="true", files=None, copies=None):
     """A gzipped newc cpio: busybox, zlctool/guest/init as /init, the
     scripts of zlctool/guest/ in /scripts, binaries in /bin, files
-    ({path: text}) and the command in /cmd."""
+    ({path: text}), copies ({guest path: host file}, for a dynamically
+    linked program and its libraries) and the command in /cmd."""
     root = tempfile.mkdtemp(prefix="zlc-initramfs-")
     try:
         for d in ("bin", "sbin", "proc", "sys", "dev", "tmp", "etc", "scripts"):
@@ -258,6 +259,10 @@ def build_initramfs(dest, binaries=(), command="true", files=None):
             if not os.path.isfile(b):
                 raise GuestError(f"guest binary {b} does not exist")
             shutil.copy2(b, os.path.join(root, "bin", os.path.basename(b)))
+        for name, src in (copies or {}).items():
+            path = os.path.join(root, name.lstrip("/"))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            shutil.copy2(src, path)
         for name, text in (files or {}).items():
             path = os.path.join(root, name.lstrip("/"))
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -312,7 +317,7 @@ def _kill(proc):
 
 def run(kernel, topo, command, binaries=(), timeout=600, stage="guest", name=None,
         log=None, append="", echo=False, extra=(), files=None, on_line=None,
-        kcsan_scope=None, quiet=False):
+        kcsan_scope=None, quiet=False, copies=None):
     """Boot, run command in the guest, return a Result; raise GuestError
     on a crash, a warning, a hang or a guest that never reported its exit
     status.  The console is kept in log, by default
@@ -327,7 +332,7 @@ def run(kernel, topo, command, binaries=(), timeout=600, stage="guest", name=Non
     work = tempfile.mkdtemp(prefix="zlc-guest-")
     try:
         initrd = os.path.join(work, "initramfs.cpio.gz")
-        build_initramfs(initrd, binaries, command, files)
+        build_initramfs(initrd, binaries, command, files, copies)
         cmd = qemu_command(kernel, initrd, topo, append, extra)
         os.makedirs(os.path.dirname(os.path.abspath(log)), exist_ok=True)
         lines = []

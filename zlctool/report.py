@@ -269,6 +269,12 @@ def plot(records, path, meta=None, pct=HEADLINE["pct"], threads=HEADLINE["thread
                  f"{prov.get('kernel', '?')}, {meta.get('date', '?')}, "
                  f"{prov.get('host_cpu', '?')}", fontsize=9)
     ax.set_ylim(bottom=0)
+    save_plot(fig, ax, path)
+
+
+def save_plot(fig, ax, path):
+    """Grid, legend and layout as every plot here has them; write and close."""
+    import matplotlib.pyplot as plt
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -421,13 +427,26 @@ def main(argv=None):
     p.add_argument("--remake", action="store_true",
                    help="with one run: write its report.txt and plot.png again")
     args = p.parse_args(argv)
+    from . import workloads
     try:
-        runs = [load_run(r) for r in args.runs]
+        # A run holds the hog (run.json), the workloads (workloads.json) or both.
+        hogs = [(path, load_run(path)) for path in args.runs
+                if os.path.isfile(os.path.join(path, "run.json")) or path.endswith(".json")]
+        works = [(os.path.basename(os.path.normpath(path)), workloads.load(path)[0])
+                 for path in args.runs if os.path.isfile(os.path.join(path, "workloads.json"))]
+        if not hogs and not works:
+            load_run(args.runs[0])      # says what is missing
         if args.remake:
-            for (name, data), path in zip(runs, args.runs):
+            for path, (name, data) in hogs:
                 print(write_run(path, data["records"], data["meta"]))
+            for path in args.runs:
+                if os.path.isfile(os.path.join(path, "workloads.json")):
+                    workloads.main([path])
             return 0
-        print(compare(runs))
+        if hogs:
+            print(compare([run for _, run in hogs]))
+        if works:
+            print(("\n" if hogs else "") + workloads.compare(works))
     except ValueError as e:
         print(f"report: {e}", file=sys.stderr)
         return 2

@@ -200,7 +200,13 @@ class Topology:
 
     def qemu_args(self):
         """The -m, -smp, -object and -numa options for this topology."""
-        args = ["-m", f"{self.total_mib}M", "-smp", str(self.total_cpus)]
+        smp = str(self.total_cpus)
+        if sum(1 for c in self.cpus if c) > 1:
+            # CPUs on several nodes: each its own socket.  QEMU's default
+            # puts them all in one socket, whose shared cache then spans
+            # nodes, and the guest warns (topology_sane) at boot.
+            smp += f",sockets={self.total_cpus},cores=1,threads=1"
+        args = ["-m", f"{self.total_mib}M", "-smp", smp]
         for i, (mem, cpus) in enumerate(zip(self.mem_mib, self.cpus)):
             args += ["-object", f"memory-backend-ram,id=m{i},size={mem}M"]
             node = f"node,nodeid={i},memdev=m{i}"

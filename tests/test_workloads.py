@@ -1,0 +1,208 @@
+"""make bench's workloads: the guest consoles they print, their records,
+tables and checks (zlctool/workloads.py), and the C load (zlcload.c).
+
+The consoles in tests/data/workload-*-console.log were captured from the
+patched kernel in 'make test''s reduced run (QUICK plans, off and on)."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from zlctool import workloads
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+
+
+def console(name):
+    with open(os.path.join(DATA, f"workload-{name}-console.log")) as f:
+        return f.read().splitlines()
+
+
+def samples(name, **extra):
+    return workloads.parse_console(console(name), "patched", extra)
+
+
+def test_stress_console_gives_one_sample_per_variant_and_stressor():
+    got = samples("stress", nodes=4)
+    assert [s["variant"] for s in got] == ["off", "on"] * 4
+    assert [s["stressor"] for s in got[::2]] == [
+        "vm_2_vmbytes_40%_vmmethod_flip_verify", "numa_2_verify",
+        "malloc_2_mallocbytes_16K_mallocmax_32768_verify", "mmap_2_mmapbytes_20%_verify"]
+    for s in got:
+        assert s["stress"] == 0 and s["stress_fail"] == 0
+        assert [m["stressor"] for m in s["stress_metrics"]] == [s["stressor"].split("_")[0]]
+        assert s["ops_s"] > 0 and s["stress_sys"] >= 0
+        assert sorted(s["numa_per_node"]) == ["0", "1", "2", "3"]
+    vm = got[0]["stress_metrics"][0]
+    assert vm["bogo-ops"] == 54446 and round(vm["bogo-ops-per-second-real-time"]) == 17771
+
+
+def test_locality_is_the_sum_of_the_nodes_deltas():
+    for s in samples("stress") + samples("churn"):
+        per = s["numa_per_node"].values()
+        for k in workloads.NUMASTAT:
+            assert s["numa"][k] == sum(n[k] for n in per)
+        placed = s["numa"]["local_node"] + s["numa"]["other_node"]
+        assert placed > 0
+        assert s["remote_pct"] == pytest.approx(100.0 * s["numa"]["other_node"] / placed)
+
+
+def test_churn_console_has_the_hog_alone_then_with_the_churner():
+    got = samples("churn", nodes=16)
+    assert [(s["churn_mib"], s["variant"]) for s in got] == [
+        (0, "off"), (0, "on"), (32, "off"), (32, "on")]
+    for s in got:
+        assert len(s["runs"]) == 1 and s["mib"] > 1000 and s["sys"] > 0
+        churners = [l for l in s["loads"] if l["load"] == "churn"]
+        assert len(churners) == (1 if s["churn_mib"] else 0)
+    # The cache's own counters move only with it on.
+    off, on = got[0]["vmstat"], got[1]["vmstat"]
+    assert off["zlc_skip"] == 0 and on["zlc_skip"] > 0
+    assert got[3]["loads"][0]["loops"] > 0 and sum(got[3]["loads"][0]["pages_per_node"]) > 0
+
+
+def test_tables_and_headline_name_every_workload():
+    by = {"stress": samples("stress", nodes=4), "churn": samples("churn", nodes=16),
+          "busy": samples("busy", nodes=8, icount=True)}
+    for work, s in by.items():
+        text = workloads.TABLES[work](s)
+        assert "remote_pct" in text and "base" in text and "on" in text
+    head = workloads.headline(by).splitlines()
+    assert head[0] == "| workload | figure | base | off | on | on/off |"
+    works = {line.split("|")[1].strip() for line in head[2:]}
+    assert works == {"stress", "churn", "busy"}
+    busy7 = next(line for line in head if "7 threads" in line)
+    assert "Ginsn/GiB" in busy7
+    # Locality pooled over a workload's samples; on - off in points.
+    remote = [line for line in head if "remote % (pooled)" in line]
+    assert len(remote) == 3 and all(line.rstrip(" |").endswith("pt") for line in remote)
+    s = by["churn"]
+    on = [x for x in s if x["variant"] == "on"]
+    want = 100.0 * sum(x["numa"]["other_node"] for x in on) / sum(
+        x["numa"]["other_node"] + x["numa"]["local_node"] for x in on)
+    assert f"{want:.2f}" in next(line for line in remote if line.startswith("| churn"))
+    # on/off is the ratio of the two medians shown.
+    cells = [c.strip() for c in busy7.split("|")[1:-1]]
+    assert float(cells[5]) == pytest.approx(float(cells[4]) / float(cells[3]), abs=1e-3)
+
+
+def test_check_accepts_the_reduced_run_and_names_what_is_missing():
+    by = {"stress": samples("stress"), "churn": samples("churn"), "busy": samples("busy")}
+    assert workloads.check(by, ["stress", "churn", "busy"]) == []
+    assert workloads.check(by, ["stutter"]) == ["stutter: no samples"]
+    bad = json.loads(json.dumps(by))
+    bad["stress"][1]["stress"] = 2
+    bad["stress"][2]["stress_fail"] = 1
+    bad["churn"][0]["remote_pct"] = None
+    problems = workloads.check(bad, ["stress", "churn", "busy"])
+    assert len(problems) == 3
+    assert any("stress-ng exit 2" in p for p in problems)
+    assert any("1 failures" in p for p in problems)
+    assert any(p.startswith("churn patched off: no locality") for p in problems)
+
+
+def test_a_sample_cut_short_is_not_a_record():
+    lines = console("busy")
+    end = max(i for i, l in enumerate(lines) if l.startswith("zlc-sample-end"))
+    assert len(workloads.parse_console(lines[:end], "patched")) == 3
+
+
+def test_yaml_metrics_of_several_stressors():
+    text = ["---", "system-info:", "      cpus: 2", "", "metrics:",
+            "    - stressor: vm", "      bogo-ops: 10", "      system-time: 1.5",
+            "    - stressor: mmap", "      bogo-ops: 3", "      bogo-ops-per-second-real-time: 1.25",
+            "", "..."]
+    m = workloads.parse_yaml_metrics(text)
+    assert m == [{"stressor": "vm", "bogo-ops": 10.0, "system-time": 1.5},
+                 {"stressor": "mmap", "bogo-ops": 3.0, "bogo-ops-per-second-real-time": 1.25}]
+
+
+@pytest.fixture(scope="module")
+def zlcload(tmp_path_factory):
+    assert shutil.which("gcc"), "gcc is missing: make deps installs it"
+    out = str(tmp_path_factory.mktemp("zlcload") / "zlcload")
+    src = os.path.join(os.path.dirname(workloads.__file__), "guest", "zlcload.c")
+    subprocess.run(["gcc", "-Wall", "-Wextra", "-Werror", "-O2", "-static", "-o", out, src],
+                   check=True)
+    return out
+
+
+def load_line(out):
+    lines = [l for l in out.splitlines() if l.startswith("zlc-load ")]
+    assert len(lines) == 1, out
+    return json.loads(lines[0][len("zlc-load "):])
+
+
+def test_zlcload_probe_prints_an_ordered_distribution(zlcload):
+    r = subprocess.run([zlcload, "probe", "0.3", "0"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    p = load_line(r.stdout)
+    assert p["samples"] > 10 and len(p["cdf"]) == 101
+    order = [p[k] for k in ("min", "q1", "median", "q3", "p90", "p95", "p99", "max")]
+    assert order == sorted(order) and p["cdf"] == sorted(p["cdf"])
+    assert p["cdf"][0] == p["min"] and p["cdf"][-1] == p["max"]
+    assert p["min"] <= p["mean"] <= p["max"]
+    # One page counted every 2 MiB: one per sample, on some node.
+    assert sum(p["pages_per_node"]) + p["pages_unknown"] == p["samples"]
+
+
+def test_zlcload_hog_and_churn_count_their_pages(zlcload):
+    p = load_line(subprocess.run([zlcload, "hog", "8", "0.1"], capture_output=True,
+                                 text=True, check=True).stdout)
+    assert p["passes"] >= 1 and sum(p["pages_per_node"]) + p["pages_unknown"] == 4
+    proc = subprocess.Popen([zlcload, "churn", "4", "0", "0"], stdout=subprocess.PIPE, text=True)
+    import time
+    time.sleep(0.3)
+    proc.terminate()
+    out, _ = proc.communicate(timeout=10)
+    assert proc.returncode == 0
+    c = load_line(out)
+    assert c["loops"] >= 1 and sum(c["pages_per_node"]) + c["pages_unknown"] == 2 * c["loops"]
+
+
+def test_zlcload_refuses_bad_usage(zlcload):
+    r = subprocess.run([zlcload, "churn", "4", "-1", "1"], capture_output=True, text=True)
+    assert r.returncode == 2 and "usage" in r.stderr
+
+
+def test_make_compare_puts_workload_runs_side_by_side(tmp_path, capsys):
+    from zlctool import report
+    by = {"stress": samples("stress", nodes=4), "churn": samples("churn", nodes=16)}
+    slower = json.loads(json.dumps(by))
+    for s in slower["churn"]:
+        s["sys"] *= 2
+    for name, data in (("a", by), ("b", slower)):
+        workloads.write(str(tmp_path / name), data, {"name": name})
+        assert (tmp_path / name / "headline.md").read_text().startswith("| workload |")
+    assert report.main([str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("workloads, change against a")
+    row = next(l for l in out.splitlines()
+               if l.startswith("Amean  on    churn 16n churn 32M sys s/GiB"))
+    assert "100.00%" in row
+    # A directory with neither run.json nor workloads.json is refused.
+    (tmp_path / "empty").mkdir()
+    assert report.main([str(tmp_path / "empty")]) == 2
+
+
+def test_rounds_repeat_each_boots_variants_abba():
+    plan = dict(workloads.PLANS["full"]["busy"], rounds=2)
+    assert workloads.variants("patched", plan) == "off on on off"
+    assert workloads.variants("base", plan) == "base base"
+    assert workloads.expected("busy", "patched", plan) == 4 * len(plan["threads"])
+    plan = dict(workloads.PLANS["full"]["stutter"])         # no rounds: one
+    assert workloads.variants("patched", plan) == "off on on off"
+
+
+def test_the_headline_starts_with_the_hogs_rows():
+    rec = dict(kernel="patched", nodes=64, mem_pct=90, threads=2, mib=1024, numa_miss=10)
+    hog = [dict(rec, zlc="off", sys=2.0), dict(rec, zlc="on", sys=1.0),
+           dict(rec, zlc="on", sys=1.2), dict(rec, kernel="base", zlc="n/a", sys=2.2),
+           dict(rec, nodes=1, zlc="on", sys=0.5)]
+    head = workloads.headline({"churn": samples("churn", nodes=16)}, hog).splitlines()
+    assert head[2] == "| hog | sys s/GiB, 64 nodes | 2.200 | 2.000 | 1.100 (1.000..1.200) | 0.550 |"
+    assert head[3].startswith("| hog | numa_miss per pass | 10 | 10 | 10 |")
+    assert head[4].startswith("| churn |")

@@ -1,0 +1,168 @@
+#!/bin/sh
+# shellcheck shell=sh
+# make bench's workloads, in the guest (zlctool/workloads.py writes the
+# command): one sample per variant, in the order given, each framed by
+#
+#   zlc-sample workload=W variant=V key=value...
+#   zlc-snap begin|end KEY=VALUE...           /proc/vmstat
+#   zlc-numastat begin|end NODE KEY=VALUE...  each node's numastat
+#   ... what the workload printed (zlc-run, zlc-load, zlc-yaml, zlc-stress)
+#   zlc-sample-end
+#
+# Variants: base (the unpatched kernel, nothing to set), off and on
+# (vm.zonelist_cache).  Usage, VARIANTS="off on on off" in the environment:
+#
+#   workload.sh stutter SECONDS HOG_PCT      (needs /dev/vda: ext4, /big)
+#   workload.sh churn PCT CHURN_MIB          (hog alone, then with churn)
+#   workload.sh busy PCT "THREADS..."
+#   workload.sh stress SECONDS "STRESSOR ARGS;..."
+set -u
+
+snap() {
+	echo "zlc-snap $1 $(tr ' \n' '= ' < /proc/vmstat)"
+	for d in /sys/devices/system/node/node[0-9]*; do
+		echo "zlc-numastat $1 ${d##*node} $(tr ' \n' '= ' < "$d/numastat")"
+	done
+}
+
+# variant V: set the cache for V; fails on a kernel that cannot.
+variant() {
+	case $1 in
+	base) [ ! -e /proc/sys/vm/zonelist_cache ] ;;
+	off) echo 0 > /proc/sys/vm/zonelist_cache ;;
+	on) echo 1 > /proc/sys/vm/zonelist_cache ;;
+	*) false ;;
+	esac || { echo "workload.sh: cannot run variant $1 on this kernel" >&2; exit 1; }
+}
+
+# sample WORKLOAD VARIANT KEY=VALUE... -- COMMAND...: one framed sample.
+sample() {
+	w=$1 v=$2
+	shift 2
+	keys=""
+	while [ "$1" != -- ]; do keys="$keys $1"; shift; done
+	shift
+	variant "$v"
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	echo "zlc-sample workload=$w variant=$v$keys"
+	snap begin
+	"$@" || { echo "workload.sh: $w ($v$keys) failed" >&2; exit 1; }
+	snap end
+	echo "zlc-sample-end"
+}
+
+avail_mib() {
+	awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo
+}
+
+# stutter: an anonymous hog past memory, a copy of a file larger than a
+# node, and the THP fault probe on CPU 0, all for SECONDS.
+stutter_one() {
+	secs=$1 mib=$2
+	zlcload hog "$mib" "$secs" > /tmp/hog.out &
+	hog=$!
+	sh -c 'while :; do dd if=/mnt/big of=/mnt/copy bs=1M 2>/dev/null; rm -f /mnt/copy; done' &
+	copy=$!
+	zlcload probe "$secs" 0 || return 1
+	wait "$hog" || return 1
+	kill "$copy"
+	killall dd 2> /dev/null
+	wait "$copy"
+	rm -f /mnt/copy
+	cat /tmp/hog.out
+}
+
+stutter() {
+	secs=$1 pct=$2
+	mkdir -p /mnt
+	mount -t ext4 /dev/vda /mnt || exit 1
+	[ -f /mnt/big ] || { echo "workload.sh: no /mnt/big on /dev/vda" >&2; exit 1; }
+	swapon /dev/vdb || exit 1
+	echo always > /sys/kernel/mm/transparent_hugepage/enabled
+	total=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)
+	for v in $VARIANTS; do
+		sample stutter "$v" secs="$secs" hog_mib=$((total * pct / 100)) -- \
+			stutter_one "$secs" $((total * pct / 100))
+	done
+}
+
+# churn: the hog spills (one thread), alone and then while zlcload churn
+# maps, faults and unmaps THP-advised memory preferring node 0.
+churn_one() {
+	mib=$1 cmib=$2
+	if [ "$cmib" -gt 0 ]; then
+		zlcload churn "$cmib" 0 0 > /tmp/churn.out &
+		churn=$!
+	fi
+	zonelist_cache_memhog -m asis -f -s "$mib" -t 1 -r 1 -j || return 1
+	if [ "$cmib" -gt 0 ]; then
+		kill -TERM "$churn"
+		wait "$churn" || return 1
+		cat /tmp/churn.out
+	fi
+}
+
+churn() {
+	pct=$1 cmib=$2
+	mib=$(($(avail_mib) * pct / 100))
+	for c in 0 "$cmib"; do
+		for v in $VARIANTS; do
+			sample churn "$v" churn_mib="$c" -- churn_one "$mib" "$c"
+		done
+	done
+}
+
+# busy: the hog with each thread count, thread i on CPU i (node i).
+busy() {
+	pct=$1 threads=$2
+	mib=$(($(avail_mib) * pct / 100))
+	for t in $threads; do
+		for v in $VARIANTS; do
+			sample busy "$v" threads="$t" -- \
+				zonelist_cache_memhog -m asis -f -s "$mib" -t "$t" -r 1 -j
+		done
+	done
+}
+
+# stress: stress-ng, one stressor line at a time, each with --verify
+# where the stressor has it; its YAML metrics and exit status printed.
+stress_one() {
+	secs=$1
+	shift
+	rm -f /tmp/stress.yaml
+	stress-ng "$@" --timeout "${secs}s" --temp-path /tmp --yaml /tmp/stress.yaml \
+		--metrics-brief > /tmp/stress.out 2>&1
+	echo "zlc-stress exit=$?"
+	sed 's/^/zlc-stress-out /' /tmp/stress.out
+	sed 's/^/zlc-yaml /' /tmp/stress.yaml
+}
+
+stress() {
+	secs=$1 list=$2 ifs=$IFS
+	IFS=';'
+	for line in $list; do
+		IFS=$ifs
+		[ -n "$line" ] || continue
+		name=$(echo "$line" | tr ' ' '_' | tr -d '-')
+		for v in $VARIANTS; do
+			# shellcheck disable=SC2086 # the stressor's arguments, split
+			sample stress "$v" stressor="$name" -- stress_one "$secs" $line
+		done
+		IFS=';'
+	done
+	IFS=$ifs
+}
+
+: "${VARIANTS:?}"
+work=$1
+shift
+case $work in
+stutter | churn | busy | stress)
+	# The host faults the guest's memory in on its first touch, far slower
+	# than anything measured: touch it all once first.
+	zonelist_cache_memhog -m asis -s $(($(avail_mib) * 90 / 100)) -t 2 -r 1 > /dev/null || exit 1
+	"$work" "$@"
+	;;
+*) echo "workload.sh: unknown workload $work" >&2; exit 2 ;;
+esac

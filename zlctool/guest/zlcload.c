@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * zlcload: the loads of make bench's workloads (zlctool/workloads.py),
+ * run in the guest next to the selftest's memory hog.
+ *
+ *   zlcload probe SECONDS CPU     map a THP-sized, THP-aligned region,
+ *                                 fault every page of it, unmap it, and
+ *                                 time each round trip, for SECONDS
+ *   zlcload hog MIB SECONDS       touch MIB of anonymous memory, one store
+ *                                 a page, over and over, for SECONDS
+ *   zlcload churn MIB NODE SECONDS
+ *                                 map MIB with MADV_HUGEPAGE preferring
+ *                                 NODE, fault it, unmap it, in a loop;
+ *                                 SECONDS 0: until SIGTERM
+ *
+ * Each prints one line when it is done: "zlc-load {json}" with what it
+ * measured and where its pages were, counted per node with move_pages()
+ * (one page every 2 MiB, before each unmap).  The probe's line has the
+ * latency distribution in ns: min, quartiles, p90, p95, p99, max, mean
+ * and 100 points of its CDF.  A failed system call exits with status 1
+ * and says which.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE		4096UL
+#define HUGE		(2UL << 20)
+#define MAX_NODES	1024
+#define MPOL_PREFERRED	1
+
+static long pages_on[MAX_NODES];
+static long pages_unknown;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "zlcload: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static char *map(size_t bytes, int advice)
+{
+	/* Twice the size, so that a 2 MiB aligned run of it can be kept. */
+	char *raw = mmap(NULL, bytes + HUGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *mem;
+
+	if (raw == MAP_FAILED)
+		die("mmap");
+	mem = (char *)(((unsigned long)raw + HUGE - 1) & ~(HUGE - 1));
+	if (mem > raw)
+		munmap(raw, mem - raw);
+	munmap(mem + bytes, raw + HUGE - mem);
+	if (advice >= 0 && madvise(mem, bytes, advice))
+		die("madvise");
+	return mem;
+}
+
+static void touch(char *mem, size_t bytes, unsigned long seed)
+{
+	size_t off;
+
+	for (off = 0; off < bytes; off += PAGE)
+		*(volatile unsigned long *)(mem + off) = seed + off;
+}
+
+/* Count where the region's pages are: one page every 2 MiB. */
+static void count_nodes(char *mem, size_t bytes)
+{
+	enum { BATCH = 512 };
+	void *pages[BATCH];
+	int status[BATCH];
+	size_t off = 0;
+
+	while (off < bytes) {
+		int n = 0, i;
+
+		for (; n < BATCH && off < bytes; off += HUGE)
+			pages[n++] = mem + off;
+		if (syscall(SYS_move_pages, 0, n, pages, NULL, status, 0))
+			die("move_pages");
+		for (i = 0; i < n; i++) {
+			if (status[i] >= 0 && status[i] < MAX_NODES)
+				pages_on[status[i]]++;
+			else
+				pages_unknown++;
+		}
+	}
+}
+
+static void print_nodes(void)
+{
+	int n, last = -1;
+
+	for (n = 0; n < MAX_NODES; n++)
+		if (pages_on[n])
+			last = n;
+	printf("\"pages_per_node\": [");
+	for (n = 0; n <= last; n++)
+		printf("%s%ld", n ? ", " : "", pages_on[n]);
+	printf("], \"pages_unknown\": %ld", pages_unknown);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double quantile(const double *v, long n, double q)
+{
+	long i = (long)(q * (n - 1) + 0.5);
+
+	return v[i < n ? i : n - 1];
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
+}
+
+static int probe(double seconds, int cpu)
+{
+	long n = 0, cap = 1 << 16, i;
+	double *lat = malloc(cap * sizeof(*lat)), sum = 0, end;
+
+	if (!lat)
+		die("malloc");
+	pin(cpu);
+	end = now() + seconds;
+	while (now() < end) {
+		double t0 = now(), t1, t2;
+		char *mem = map(HUGE, MADV_HUGEPAGE);
+
+		touch(mem, HUGE, n);
+		t1 = now();
+		count_nodes(mem, HUGE);		/* not timed */
+		t2 = now();
+		munmap(mem, HUGE);
+		lat[n] = (t1 - t0 + now() - t2) * 1e9;
+		sum += lat[n];
+		if (++n == cap) {
+			cap *= 2;
+			lat = realloc(lat, cap * sizeof(*lat));
+			if (!lat)
+				die("realloc");
+		}
+	}
+	if (!n) {
+		fprintf(stderr, "zlcload: the probe made no sample in %.1fs\n", seconds);
+		return 1;
+	}
+	qsort(lat, n, sizeof(*lat), cmp_double);
+	printf("zlc-load {\"load\": \"probe\", \"samples\": %ld, \"min\": %.0f, \"q1\": %.0f, "
+	       "\"median\": %.0f, \"q3\": %.0f, \"p90\": %.0f, \"p95\": %.0f, \"p99\": %.0f, "
+	       "\"max\": %.0f, \"mean\": %.0f, \"cdf\": [",
+	       n, lat[0], quantile(lat, n, 0.25), quantile(lat, n, 0.5),
+	       quantile(lat, n, 0.75), quantile(lat, n, 0.90), quantile(lat, n, 0.95),
+	       quantile(lat, n, 0.99), lat[n - 1], sum / n);
+	for (i = 0; i <= 100; i++)
+		printf("%s%.0f", i ? ", " : "", quantile(lat, n, i / 100.0));
+	printf("], ");
+	print_nodes();
+	printf("}\n");
+	return 0;
+}
+
+static int hog(size_t bytes, double seconds)
+{
+	char *mem = map(bytes, -1);	/* THP as the system is set */
+	double t0 = now();
+	long passes = 0;
+
+	while (now() - t0 < seconds)
+		touch(mem, bytes, passes++);
+	count_nodes(mem, bytes);
+	printf("zlc-load {\"load\": \"hog\", \"mib\": %zu, \"passes\": %ld, \"seconds\": %.2f, ",
+	       bytes >> 20, passes, now() - t0);
+	print_nodes();
+	printf("}\n");
+	return 0;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int churn(size_t bytes, int node, double seconds)
+{
+	unsigned long mask[MAX_NODES / (8 * sizeof(long))] = { 0 };
+	double t0 = now();
+	long loops = 0;
+
+	signal(SIGTERM, on_term);
+	mask[node / (8 * sizeof(long))] |= 1UL << (node % (8 * sizeof(long)));
+	while (!stop && (seconds <= 0 || now() - t0 < seconds)) {
+		char *mem = map(bytes, MADV_HUGEPAGE);
+
+		if (syscall(SYS_mbind, mem, bytes, MPOL_PREFERRED, mask, MAX_NODES, 0))
+			die("mbind");
+		touch(mem, bytes, loops);
+		count_nodes(mem, bytes);
+		munmap(mem, bytes);
+		loops++;
+	}
+	printf("zlc-load {\"load\": \"churn\", \"mib\": %zu, \"node\": %d, \"loops\": %ld, "
+	       "\"seconds\": %.2f, ", bytes >> 20, node, loops, now() - t0);
+	print_nodes();
+	printf("}\n");
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: zlcload probe SECONDS CPU | hog MIB SECONDS | "
+		"churn MIB NODE SECONDS\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 4 && !strcmp(argv[1], "probe"))
+		return probe(atof(argv[2]), atoi(argv[3]));
+	if (argc == 4 && !strcmp(argv[1], "hog"))
+		return hog(strtoul(argv[2], NULL, 0) << 20, atof(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "churn")) {
+		int node = atoi(argv[3]);
+
+		if (node < 0 || node >= MAX_NODES)
+			usage();
+		return churn(strtoul(argv[2], NULL, 0) << 20, node, atof(argv[4]));
+	}
+	usage();
+	return 2;
+}

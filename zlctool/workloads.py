@@ -1,0 +1,733 @@
+"""make bench's workloads beside the hog: stutter, churn, busy and stress.
+
+The workloads that removed the cache in Linux 4.4 were not a memory hog
+but mixed loads with reclaim, THP and frees.  Each workload here boots the
+unpatched base kernel (variant "base") and the patched one (variants "off"
+and "on", interleaved off, on, on, off in one boot), runs the same load
+for each variant (zlctool/guest/workload.sh) and records what it measured,
+the /proc/vmstat deltas and every node's numastat deltas:
+
+  stutter  2 nodes of 1 GiB, one vCPU on each, THP always, a virtio disk
+           with ext4 (a file larger than a node) and a swap disk, both made
+           here with mkfs.ext4 and mkswap and attached snapshot=on.  An
+           anonymous hog past memory, a copy of the file in a loop and a
+           probe that maps, faults and unmaps 2 MiB of THP-advised memory
+           and times each round trip (zlctool/guest/zlcload.c).
+  churn    the hog (one thread) spilling across 16 and 64 nodes, alone and
+           while zlcload churn maps, faults and unmaps THP-advised memory
+           preferring node 0, one of the full nodes.
+  busy     8 nodes with one vCPU each, the hog with 1, 3, 5 and 7 threads,
+           thread i on CPU i, so that every node allocates and is spilled
+           onto (the thread counts of the 2.6.20 table, scaled).  Counted
+           with QEMU -icount: deterministic for any number of vCPUs.
+  stress   stress-ng from Debian (its binary and shared libraries copied
+           into the initramfs): --vm with several methods and --verify,
+           --numa, --malloc and --mmap, on 4 nodes.
+
+Each sample's locality: numa_hit, numa_miss, numa_foreign, local_node and
+other_node summed over the nodes, and remote% = other_node / (local_node +
+other_node); loads that know their pages also count them per node with
+move_pages().  The records go to results/NAME/workloads.json, each
+workload's table to NAME/WORKLOAD.txt, the stutter latency CDF to
+NAME/stutter.png, and the one-table headline to NAME/headline.md.
+"""
+
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+
+from . import guest
+from .topology import Topology
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NAMES = ("stutter", "churn", "busy", "stress")
+HOG = "zonelist_cache_memhog"
+
+# Stressors: one stress-ng command line each ('make bench' runs them all).
+STRESSORS = [
+    "--vm 2 --vm-bytes 40% --vm-method flip --verify",
+    "--vm 2 --vm-bytes 40% --vm-method walk-1d --verify",
+    "--vm 2 --vm-bytes 40% --vm-method zero-one --verify",
+    "--numa 2 --verify",
+    "--malloc 2 --malloc-bytes 16K --malloc-max 32768 --verify",
+    "--mmap 2 --mmap-bytes 20% --verify",
+]
+
+# What each workload runs: the full plan (make bench) and the reduced one
+# (QUICK=1 and make test: every workload once, records only).
+PLANS = {
+    "full": dict(
+        stutter=dict(secs=45, hog_pct=105, file_pct=125, patched="off on on off", base="base base"),
+        churn=dict(nodes=[16, 64], pct=90, churn_mib=64, patched="off on on off",
+                   base="base base"),
+        busy=dict(threads=[1, 3, 5, 7], pct=90, patched="off on", base="base"),
+        stress=dict(secs=8, stressors=STRESSORS, patched="off on on off", base="base base"),
+    ),
+    "quick": dict(
+        stutter=dict(secs=10, hog_pct=105, file_pct=125, patched="off on", base="base"),
+        churn=dict(nodes=[16], pct=60, churn_mib=32, patched="off on", base="base"),
+        busy=dict(threads=[1, 7], pct=40, patched="off on", base="base"),
+        stress=dict(secs=3, stressors=[STRESSORS[0], STRESSORS[3], STRESSORS[4],
+                                       STRESSORS[5]], patched="off on", base="base"),
+    ),
+}
+
+TOPOLOGY = {
+    "stutter": "1G,cpus=0/1G,cpus=1",
+    "busy": "/".join(f"256M,cpus={i}" for i in range(8)),
+    "stress": "512M,cpus=0/512M,cpus=1/512M/512M",
+}
+
+VMSTAT = ["allocstall_dma32", "allocstall_normal", "allocstall_movable", "pgscan_direct",
+          "pgscan_kswapd", "pgsteal_direct", "compact_stall", "compact_success",
+          "thp_fault_alloc", "thp_fault_fallback", "pswpin", "pswpout",
+          "zlc_skip", "zlc_mark_full", "zlc_recover", "zlc_wipe_interval",
+          "zlc_wipe_recovery", "zlc_wipe_reclaim", "zlc_wipe_rebuild"]
+NUMASTAT = ["numa_hit", "numa_miss", "numa_foreign", "local_node", "other_node"]
+
+
+# --- tools and disks ------------------------------------------------------------
+
+def sh(cmd, **kw):
+    print("+ " + " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True, cwd=TOP, **kw)
+
+
+def build_zlcload():
+    """zlctool/guest/zlcload.c, static, into build/tools/zlcload."""
+    src = os.path.join(TOP, "zlctool", "guest", "zlcload.c")
+    out = os.path.join(TOP, "build", "tools", "zlcload")
+    if not os.path.exists(out) or os.path.getmtime(out) < os.path.getmtime(src):
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        sh(["gcc", "-Wall", "-Wextra", "-Werror", "-O2", "-static", "-o", out, src])
+    return out
+
+
+def stress_ng():
+    """stress-ng and the shared libraries it needs, at the paths it needs
+    them: {guest path: host path}."""
+    binary = shutil.which("stress-ng")
+    if not binary:
+        raise guest.GuestError("stress-ng is missing: install it (make deps)")
+    out = {"/bin/stress-ng": binary}
+    ldd = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
+    for m in re.finditer(r"(/\S+) \(0x", ldd):
+        out[m.group(1)] = os.path.realpath(m.group(1))
+    return out
+
+
+def stutter_disks(node_mib, file_pct):
+    """build/disks/: an ext4 image with /big (file_pct% of a node, random
+    bytes, so that nothing of it is a hole) and a swap image, made once and
+    reused; the guests attach them snapshot=on and never write them."""
+    d = os.path.join(TOP, "build", "disks")
+    big_mib = node_mib * file_pct // 100
+    img = os.path.join(d, f"stutter-ext4-{big_mib}M.img")
+    swap = os.path.join(d, "swap-1536M.img")
+    os.makedirs(d, exist_ok=True)
+    if not os.path.exists(img):
+        src = os.path.join(d, "src")
+        shutil.rmtree(src, ignore_errors=True)
+        os.makedirs(src)
+        with open(os.path.join(src, "big"), "wb") as f:
+            for _ in range(big_mib):
+                f.write(os.urandom(1 << 20))
+        size = f"{big_mib * 3 + 256}M"
+        sh(["mkfs.ext4", "-q", "-F", "-d", src, img + ".tmp", size])
+        shutil.rmtree(src)
+        os.replace(img + ".tmp", img)
+    if not os.path.exists(swap):
+        with open(swap + ".tmp", "wb") as f:
+            f.truncate(1536 << 20)
+        sh(["mkswap", "-q", swap + ".tmp"])
+        os.replace(swap + ".tmp", swap)
+    return ["-drive", f"file={img},format=raw,if=virtio,snapshot=on",
+            "-drive", f"file={swap},format=raw,if=virtio,snapshot=on"]
+
+
+# --- the console ------------------------------------------------------------------
+
+def _kv(words):
+    out = {}
+    for w in words:
+        k, sep, v = w.partition("=")
+        if sep:
+            try:
+                out[k] = int(v)
+            except ValueError:
+                out[k] = v
+    return out
+
+
+def parse_yaml_metrics(lines):
+    """stress-ng's --yaml metrics: [{stressor, bogo-ops-per-second-real-time, ...}]."""
+    metrics, cur, inside = [], None, False
+    for line in lines:
+        if line.startswith("metrics:"):
+            inside = True
+            continue
+        if not inside:
+            continue
+        if line and not line.startswith(" "):
+            inside = False
+            continue
+        m = re.match(r"\s*(-\s+)?([\w-]+):\s*(.*)$", line)
+        if not m:
+            continue
+        if m.group(1):
+            cur = {}
+            metrics.append(cur)
+        if cur is not None:
+            try:
+                cur[m.group(2)] = float(m.group(3))
+            except ValueError:
+                cur[m.group(2)] = m.group(3).strip("'\"")
+    return metrics
+
+
+def parse_console(lines, kernel, extra=None):
+    """zlc-sample ... zlc-sample-end blocks of a console -> samples."""
+    samples, cur = [], None
+    for line in lines:
+        i = line.find("zlc-")
+        if i < 0:
+            continue
+        body = line[i:]
+        word, _, rest = body.partition(" ")
+        if word == "zlc-sample":
+            cur = dict(kernel=kernel, **(extra or {}), **_kv(rest.split()),
+                       snap={}, numastat={}, runs=[], loads=[], stress=None, yaml=[], out=[])
+        elif cur is None:
+            continue
+        elif word == "zlc-snap":
+            when, _, kv = rest.partition(" ")
+            cur["snap"][when] = _kv(kv.split())
+        elif word == "zlc-numastat":
+            parts = rest.split()
+            cur["numastat"].setdefault(parts[0], {})[int(parts[1])] = _kv(parts[2:])
+        elif word == "zlc-run":
+            cur["runs"].append(json.loads(rest))
+        elif word == "zlc-load":
+            cur["loads"].append(json.loads(rest))
+        elif word == "zlc-stress":
+            cur["stress"] = _kv(rest.split()).get("exit")
+        elif word == "zlc-stress-out":
+            cur["out"].append(rest)
+        elif word == "zlc-yaml":
+            cur["yaml"].append(body[len("zlc-yaml "):])
+        elif word == "zlc-sample-end":
+            samples.append(finish(cur))
+            cur = None
+    return samples
+
+
+def finish(s):
+    """A raw sample -> its record: deltas, locality and what the load measured."""
+    b, e = s["snap"].get("begin", {}), s["snap"].get("end", {})
+    rec = {k: v for k, v in s.items() if k not in ("snap", "numastat", "yaml", "out")}
+    rec["vmstat"] = {k: e[k] - b[k] for k in VMSTAT if k in b and k in e}
+    nb, ne = s["numastat"].get("begin", {}), s["numastat"].get("end", {})
+    numa = {k: sum(ne[n].get(k, 0) - nb.get(n, {}).get(k, 0) for n in ne) for k in NUMASTAT}
+    rec["numa"] = numa
+    rec["numa_per_node"] = {str(n): {k: ne[n].get(k, 0) - nb.get(n, {}).get(k, 0)
+                                    for k in NUMASTAT} for n in sorted(ne)}
+    placed = numa["local_node"] + numa["other_node"]
+    rec["remote_pct"] = 100.0 * numa["other_node"] / placed if placed else None
+    if s["yaml"] or s["stress"] is not None:
+        m = parse_yaml_metrics(s["yaml"])
+        rec["stress_metrics"] = m
+        rec["stress_fail"] = sum(1 for l in s["out"] if ": fail:" in l)
+        rec["ops_s"] = sum(x.get("bogo-ops-per-second-real-time", 0) for x in m)
+        rec["stress_sys"] = sum(x.get("system-time", 0) for x in m)
+    for r in s["runs"]:
+        for k in ("sys", "user", "real", "mib"):
+            rec[k] = rec.get(k, 0) + r[k]
+    return rec
+
+
+# --- running ----------------------------------------------------------------------
+
+def variants(kernel, plan):
+    """The variants of one boot, in order: the plan's, once per round,
+    each round in the reverse order of the one before (off on, on off)."""
+    one = (plan["base"] if kernel == "base" else plan["patched"]).split()
+    return " ".join(" ".join(one if r % 2 == 0 else one[::-1])
+                    for r in range(plan.get("rounds", 1)))
+
+
+def command(work, kernel, plan):
+    v = variants(kernel, plan)
+    if work == "stutter":
+        args = f"{plan['secs']} {plan['hog_pct']}"
+    elif work == "churn":
+        args = f"{plan['pct']} {plan['churn_mib']}"
+    elif work == "busy":
+        args = f"{plan['pct']} '{' '.join(map(str, plan['threads']))}'"
+    else:
+        args = f"{plan['secs']} '{';'.join(plan['stressors'])}'"
+    return f"VARIANTS='{v}' sh /scripts/workload.sh {work} {args}"
+
+
+def expected(work, kernel, plan):
+    n = len(variants(kernel, plan).split())
+    return n * {"stutter": 1, "churn": 2, "busy": len(plan.get("threads", [])),
+                "stress": len(plan.get("stressors", []))}[work]
+
+
+def boots(work, plan):
+    """[(Topology, extra QEMU args, icount, label)] of a workload."""
+    if work == "churn":
+        return [(Topology.even(n, "2G", "2"), [], False, f"{n}n") for n in plan["nodes"]]
+    topo = Topology.parse(TOPOLOGY[work])
+    if work == "stutter":
+        return [(topo, stutter_disks(topo.total_mib // topo.nodes, plan["file_pct"]), False,
+                 "2n")]
+    if work == "busy":
+        return [(topo, list(guest.ICOUNT_ARGS), True, "8n")]
+    return [(topo, [], False, "4n")]
+
+
+def run(work, kernels, plan, name, hog, zlcload, progress):
+    """Boot each kernel for one workload; its samples."""
+    files = {}
+    binaries = [hog, zlcload]
+    if work == "stress":
+        files = stress_ng()
+    samples = []
+    for topo, extra, icount, label in boots(work, plan):
+        for kernel in kernels:
+            what = f"{work}, {kernel} kernel, {topo.describe()}"
+            progress.start(what)
+            res = guest.run(kernels[kernel], topo, command(work, kernel, plan),
+                            binaries=binaries, copies=files, timeout=5400,
+                            stage=f"bench-{name}", name=f"{work}-{kernel}-{label}",
+                            extra=extra, quiet=True,
+                            on_line=lambda l: l.startswith("zlc-sample ") and
+                            print(f"[bench] {work} {kernel} {label}: {l[11:]}", flush=True))
+            log = os.path.relpath(res.log, TOP)
+            if res.status != 0:
+                raise guest.GuestError(f"{what}: the workload failed (exit {res.status}); "
+                                       f"log: {log}")
+            got = parse_console(res.lines, kernel, dict(nodes=topo.nodes, icount=icount))
+            if len(got) != expected(work, kernel, plan):
+                raise guest.GuestError(f"{what}: expected {expected(work, kernel, plan)} "
+                                       f"samples, got {len(got)}; log: {log}")
+            samples += got
+            progress.finish(what)
+    return samples
+
+
+# --- reports ----------------------------------------------------------------------
+
+VARIANTS = ("base", "off", "on")
+
+
+def mmm(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return statistics.median(values), min(values), max(values)
+
+
+def fmt(c, digits=2):
+    """(median, min, max) as 'median (min..max)'; digits "g": 4 significant."""
+    if c is None:
+        return "-"
+    spec = ".4g" if digits == "g" else f".{digits}f"
+    med, lo, hi = c
+    if lo == hi:
+        return f"{med:{spec}}"
+    return f"{med:{spec}} ({lo:{spec}}..{hi:{spec}})"
+
+
+def pooled_remote(samples):
+    """other_node / (local_node + other_node) over several samples, %."""
+    other = sum(s["numa"]["other_node"] for s in samples)
+    placed = other + sum(s["numa"]["local_node"] for s in samples)
+    return 100.0 * other / placed if placed else None
+
+
+def pick(samples, **kw):
+    return [s for s in samples if all(s.get(k) == v for k, v in kw.items())]
+
+
+def ratio(a, b):
+    return a[0] / b[0] if a and b and b[0] else None
+
+
+def probe(s):
+    return next((l for l in s["loads"] if l["load"] == "probe"), None)
+
+
+def stutter_table(samples):
+    stats = ["min", "q1", "median", "q3", "p90", "p95", "p99", "max", "mean"]
+    lines = ["stutter: THP fault probe latency, ms (median over samples, min..max)",
+             f"{'':10s}" + "".join(f"{v:>30s}" for v in VARIANTS)]
+    for st in stats:
+        row = [mmm([probe(s)[st] / 1e6 for s in pick(samples, variant=v) if probe(s)])
+               for v in VARIANTS]
+        lines.append(f"{st:10s}" + "".join(f"{fmt(c, 3):>26s}" for c in row))
+    lines.append("")
+    lines.append(f"{'vmstat delta':20s}" + "".join(f"{v:>30s}" for v in VARIANTS))
+    for k in ["allocstall_normal", "allocstall_movable", "pgscan_direct", "pgscan_kswapd",
+              "compact_stall", "thp_fault_alloc", "thp_fault_fallback", "zlc_skip"]:
+        row = [mmm([s["vmstat"].get(k) for s in pick(samples, variant=v)]) for v in VARIANTS]
+        lines.append(f"{k:20s}" + "".join(f"{fmt(c, 0):>30s}" for c in row))
+    lines.append(locality_rows(samples, [{}]))
+    return "\n".join(lines)
+
+
+def locality_rows(samples, keys, label=lambda k: ""):
+    lines = [f"{'locality':20s}" + "".join(f"{v:>30s}" for v in VARIANTS)]
+    for k in keys:
+        for field in ("remote_pct", "numa_miss", "other_node"):
+            row = []
+            for v in VARIANTS:
+                ss = pick(samples, variant=v, **k)
+                vals = [s["remote_pct"] if field == "remote_pct" else s["numa"][field]
+                        for s in ss]
+                row.append(mmm(vals))
+            name = (label(k) + " " + field).strip()
+            lines.append(f"{name:20s}" + "".join(
+                f"{fmt(c, 2 if field == 'remote_pct' else 0):>30s}" for c in row))
+    return "\n".join(lines)
+
+
+def per_gib(s, field):
+    return s[field] * 1024.0 / s["mib"] if s.get("mib") else None
+
+
+def hog_table(samples, key, keys, field, title):
+    lines = [title, f"{key:>10s}" + "".join(f"{v:>24s}" for v in VARIANTS)
+             + f"{'on/off':>8s}{'on/base':>8s}{'% better':>9s}"]
+    for k in keys:
+        cells = [mmm([per_gib(s, field) for s in pick(samples, variant=v, **k)])
+                 for v in VARIANTS]
+        r, rb = ratio(cells[2], cells[1]), ratio(cells[2], cells[0])
+        lines.append(f"{'/'.join(str(x) for x in k.values()):>10s}"
+                     + "".join(f"{fmt(c, 3):>24s}" for c in cells)
+                     + (f"{r:8.3f}" if r else f"{'-':>8s}") + (f"{rb:8.3f}" if rb else f"{'-':>8s}")
+                     + (f"{(1 - r) * 100:8.1f}%" if r else f"{'-':>9s}"))
+    return "\n".join(lines)
+
+
+def churn_table(samples):
+    keys = [dict(nodes=n, churn_mib=c) for n in sorted({s["nodes"] for s in samples})
+            for c in sorted({s["churn_mib"] for s in samples})]
+    lines = [hog_table(samples, "nodes/churn", keys, "sys",
+                       "churn: the hog's system s per GiB (median, min..max)"), ""]
+    lines.append("wipes per second of the hog's run, cache on, by cause (median)")
+    for k in keys:
+        ss = pick(samples, variant="on", **k)
+        causes = ("interval", "recovery", "reclaim", "rebuild")
+        vals = {c: mmm([s["vmstat"].get(f"zlc_wipe_{c}", 0) / s["real"] for s in ss
+                        if s.get("real")]) for c in causes}
+        lines.append(f"  {k['nodes']} nodes, churn {k['churn_mib']} MiB: "
+                     + ", ".join(f"{c} {fmt(vals[c], 1)}" for c in causes))
+    lines.append("churner pages on its preferred node 0 (cache on / off / base, median %)")
+    for k in keys:
+        if not k["churn_mib"]:
+            continue
+        row = []
+        for v in VARIANTS:
+            pcts = []
+            for s in pick(samples, variant=v, **k):
+                for l in s["loads"]:
+                    tot = sum(l["pages_per_node"]) + l["pages_unknown"]
+                    if l["load"] == "churn" and tot:
+                        pcts.append(100.0 * l["pages_per_node"][0] / tot)
+            row.append(fmt(mmm(pcts), 1))
+        lines.append(f"  {k['nodes']} nodes: base {row[0]}, off {row[1]}, on {row[2]}")
+    lines.append(locality_rows(samples, keys, lambda k: f"{k['nodes']}n/{k['churn_mib']}"))
+    return "\n".join(lines)
+
+
+def busy_table(samples):
+    keys = [dict(threads=t) for t in sorted({s["threads"] for s in samples})]
+    field = "real" if samples and samples[0].get("icount") else "sys"
+    lines = []
+    for f in ("sys", "user", "real"):
+        lines.append(hog_table(samples, "threads", keys, f,
+                               f"busy: 8 nodes, thread i on node i: {f} s per GiB"
+                               + (" (QEMU -icount: 1 s = 1 Ginsn of both vCPUs)"
+                                  if samples and samples[0].get("icount") else "")))
+        lines.append("")
+    lines.append(locality_rows(samples, keys, lambda k: f"{k['threads']}t"))
+    del field
+    return "\n".join(lines)
+
+
+def stress_table(samples):
+    names = []
+    for s in samples:
+        if s["stressor"] not in names:
+            names.append(s["stressor"])
+    lines = ["stress: stress-ng bogo ops/s (real time), median (min..max)",
+             f"{'stressor':36s}" + "".join(f"{v:>30s}" for v in VARIANTS)
+             + f"{'on/off':>8s}{'fails':>6s}{'exit':>6s}"]
+    for n in names:
+        cells = [mmm([s.get("ops_s") for s in pick(samples, variant=v, stressor=n)])
+                 for v in VARIANTS]
+        ss = pick(samples, stressor=n)
+        r = ratio(cells[2], cells[1])
+        lines.append(f"{n[:36]:36s}" + "".join(f"{fmt(c, 'g'):>26s}" for c in cells)
+                     + (f"{r:8.3f}" if r else f"{'-':>8s}")
+                     + f"{sum(s['stress_fail'] for s in ss):6d}"
+                     + f"{max(s['stress'] for s in ss):6d}")
+    lines.append("")
+    lines.append(f"{'system s':36s}" + "".join(
+        f"{fmt(mmm([s.get('stress_sys') for s in pick(samples, variant=v)]), 2):>26s}"
+        for v in VARIANTS))
+    lines.append(locality_rows(samples, [dict(stressor=n) for n in names],
+                               lambda k: k["stressor"][:12]))
+    return "\n".join(lines)
+
+
+TABLES = dict(stutter=stutter_table, churn=churn_table, busy=busy_table, stress=stress_table)
+
+
+def stutter_plot(samples, path, title):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from .report import save_plot
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    colors = dict(base="tab:gray", off="tab:blue", on="tab:red")
+    for v in VARIANTS:
+        for i, s in enumerate(pick(samples, variant=v)):
+            p = probe(s)
+            if p:
+                ax.plot([x / 1e6 for x in p["cdf"]], [q / 100 for q in range(len(p["cdf"]))],
+                        color=colors[v], alpha=0.8, linewidth=2 if v == "on" else 1.2,
+                        label=v if i == 0 else None)
+    ax.set_xscale("log")
+    ax.set_xlabel("map + fault + unmap of 2 MiB THP-advised, ms (log)")
+    ax.set_ylabel("fraction of samples")
+    ax.set_title(title, fontsize=9)
+    save_plot(fig, ax, path)
+
+
+def stressor_label(name):
+    """vm_2_vmbytes_40%_vmmethod_flip_verify -> 'vm flip'."""
+    parts = name.split("_")
+    if "vmmethod" in parts[:-1]:
+        return f"{parts[0]} {parts[parts.index('vmmethod') + 1]}"
+    return parts[0]
+
+
+def hog_rows(records, field="sys"):
+    """The hog's headline rows (zlctool/bench.py records): its cost per GiB
+    at the most nodes, 90%, 2 threads, and its misses per pass."""
+    from .report import HEADLINE, variant
+    if not records:
+        return []
+    n = max(r["nodes"] for r in records)
+    pick_ = [r for r in records if r["nodes"] == n and r["mem_pct"] == HEADLINE["pct"]
+             and r["threads"] == HEADLINE["threads"]]
+    rows = []
+    for what, fn, digits in ((f"{'Ginsn' if field == 'real' else 'sys s'}/GiB, {n} nodes",
+                              lambda r: per_gib(r, field), 3),
+                             ("numa_miss per pass", lambda r: r["numa_miss"], 0)):
+        cells = [mmm([fn(r) for r in pick_ if variant(r) == v]) for v in VARIANTS]
+        r = ratio(cells[2], cells[1])
+        rows.append(("hog", what, *(fmt(c, digits) for c in cells), f"{r:.3f}" if r else "-"))
+    return rows
+
+
+def headline(samples_by_work, hog_records=None, hog_field="sys"):
+    """One row per workload: its headline figure for base, off and on."""
+    rows = hog_rows(hog_records, hog_field)
+
+    def row(work, what, vals, digits=3):
+        b, o, n = (mmm(vals(v)) for v in VARIANTS)
+        r = ratio(n, o)
+        rows.append((work, what, fmt(b, digits), fmt(o, digits), fmt(n, digits),
+                     f"{r:.3f}" if r else "-"))
+
+    def remote(work, s):
+        """Pages placed on another node than the allocating CPU's, pooled
+        over the samples; the last column is on - off in points."""
+        b, o, n = (pooled_remote(pick(s, variant=v)) for v in VARIANTS)
+        rows.append((work, "remote % (pooled)", *(f"{x:.2f}" if x is not None else "-"
+                                                  for x in (b, o, n)),
+                     f"{n - o:+.2f} pt" if n is not None and o is not None else "-"))
+
+    s = samples_by_work.get("stutter")
+    if s:
+        for st in ("p99", "max"):
+            row("stutter", f"probe {st}, ms", lambda v, st=st: [
+                probe(x)[st] / 1e6 for x in pick(s, variant=v) if probe(x)], 1)
+        remote("stutter", s)
+    s = samples_by_work.get("churn")
+    if s:
+        n = max(x["nodes"] for x in s)
+        for c in sorted({x["churn_mib"] for x in s}):
+            row("churn", f"hog sys s/GiB, {n} nodes, churn {c} MiB",
+                lambda v, c=c: [per_gib(x, "sys") for x in pick(s, variant=v, nodes=n,
+                                                                churn_mib=c)])
+        remote("churn", s)
+    s = samples_by_work.get("busy")
+    if s:
+        for t in sorted({x["threads"] for x in s}):
+            row("busy", f"{t} threads, Ginsn/GiB" if s[0].get("icount") else
+                f"{t} threads, sys s/GiB",
+                lambda v, t=t: [per_gib(x, "real" if x.get("icount") else "sys")
+                                for x in pick(s, variant=v, threads=t)])
+        remote("busy", s)
+    s = samples_by_work.get("stress")
+    if s:
+        names = list(dict.fromkeys(x["stressor"] for x in s))
+        for nm in names:
+            row("stress", f"{stressor_label(nm)} bogo ops/s", lambda v, nm=nm: [
+                x["ops_s"] for x in pick(s, variant=v, stressor=nm)], "g")
+        rows.append(("stress", "verify failures / nonzero exits", "", "",
+                     f"{sum(x['stress_fail'] for x in s)} / "
+                     f"{sum(1 for x in s if x['stress'])}", ""))
+        remote("stress", s)
+    out = ["| workload | figure | base | off | on | on/off |", "|---|---|---|---|---|---|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def load(run_dir):
+    """results/NAME/workloads.json -> (samples by workload, meta)."""
+    with open(os.path.join(run_dir, "workloads.json")) as f:
+        data = json.load(f)
+    return data["samples"], data["meta"]
+
+
+def write(run_dir, samples_by_work, meta, hog_records=None):
+    """workloads.json (whole or not at all), WORKLOAD.txt, stutter.png,
+    headline.md (with the hog's rows first when hog_records are given)."""
+    os.makedirs(run_dir, exist_ok=True)
+    partial = os.path.join(run_dir, "workloads.json.partial")
+    with open(partial, "w") as f:
+        json.dump({"meta": meta, "samples": samples_by_work}, f, indent=1)
+    os.replace(partial, os.path.join(run_dir, "workloads.json"))
+    texts = []
+    for work, samples in samples_by_work.items():
+        text = TABLES[work](samples)
+        with open(os.path.join(run_dir, f"{work}.txt"), "w") as f:
+            f.write(text + "\n")
+        texts.append(text)
+        if work == "stutter":
+            prov = meta.get("provenance", {})
+            stutter_plot(samples, os.path.join(run_dir, "stutter.png"),
+                         f"stutter: THP fault probe, 2 nodes, 1 vCPU each, QEMU TCG\n"
+                         f"{prov.get('kernel', '?')}, {meta.get('date', '?')}")
+    head = headline(samples_by_work, hog_records, "real" if meta.get("icount") else "sys")
+    with open(os.path.join(run_dir, "headline.md"), "w") as f:
+        f.write(head + "\n")
+    return "\n\n".join(texts + [head])
+
+
+def check(samples_by_work, works):
+    """What make test asks of a reduced run: records, stress-ng verified,
+    locality figures.  The list of problems (empty: good)."""
+    problems = []
+    for work in works:
+        samples = samples_by_work.get(work) or []
+        if not samples:
+            problems.append(f"{work}: no samples")
+            continue
+        for s in samples:
+            what = f"{work} {s['kernel']} {s['variant']}"
+            if not s.get("numa") or s["remote_pct"] is None:
+                problems.append(f"{what}: no locality figures")
+            if not s.get("vmstat"):
+                problems.append(f"{what}: no vmstat deltas")
+            if work == "stutter" and not (probe(s) and probe(s)["samples"] > 0):
+                problems.append(f"{what}: the probe made no samples")
+            if work in ("churn", "busy") and not s.get("mib"):
+                problems.append(f"{what}: the hog reported no pass")
+            if work == "stress":
+                if s.get("stress") != 0 or s.get("stress_fail"):
+                    problems.append(f"{what} {s['stressor']}: stress-ng exit {s.get('stress')}, "
+                                    f"{s.get('stress_fail')} failures")
+                if not s.get("stress_metrics"):
+                    problems.append(f"{what} {s['stressor']}: no stress-ng metrics")
+    return problems
+
+
+def figures(by):
+    """{figure: {variant: [one value per sample]}}: what make compare
+    puts side by side for the workloads."""
+    out = {}
+
+    def add(label, ss, fn):
+        for v in VARIANTS:
+            vals = [x for x in (fn(s) for s in pick(ss, variant=v)) if x is not None]
+            if vals:
+                out.setdefault(label, {})[v] = vals
+
+    s = by.get("stutter") or []
+    for st in ("p99", "max", "mean"):
+        add(f"stutter probe {st} ms", s, lambda x, st=st: probe(x)[st] / 1e6 if probe(x) else None)
+    add("stutter allocstall", s, lambda x: sum(x["vmstat"].get(f"allocstall_{z}", 0)
+                                               for z in ("dma32", "normal", "movable")))
+    add("stutter pgscan_direct", s, lambda x: x["vmstat"].get("pgscan_direct"))
+    s = by.get("churn") or []
+    for n in sorted({x["nodes"] for x in s}):
+        for c in sorted({x["churn_mib"] for x in s}):
+            add(f"churn {n}n churn {c}M sys s/GiB", pick(s, nodes=n, churn_mib=c),
+                lambda x: per_gib(x, "sys"))
+    s = by.get("busy") or []
+    for t in sorted({x["threads"] for x in s}):
+        add(f"busy {t}thr {'Ginsn' if s[0].get('icount') else 'sys s'}/GiB",
+            pick(s, threads=t), lambda x: per_gib(x, "real" if x.get("icount") else "sys"))
+    s = by.get("stress") or []
+    for nm in dict.fromkeys(x["stressor"] for x in s):
+        add(f"stress {stressor_label(nm)} ops/s", pick(s, stressor=nm),
+            lambda x: x.get("ops_s"))
+    for work in NAMES:
+        add(f"{work} remote %", by.get(work) or [], lambda x: x["remote_pct"])
+    return out
+
+
+def compare(runs):
+    """make compare for the workloads of runs [(name, samples by workload)]:
+    each figure and variant in rows, runs in columns, mmtests style."""
+    from .report import _cell, significant
+    figs = [figures(by) for _, by in runs]
+    labels = list(dict.fromkeys(k for f in figs for k in f))
+    heads = [name for name, _ in runs]
+    colw = max([22] + [len(h) for h in heads]) + 1
+    width = max([len(l) for l in labels] + [10]) + 14
+    out = [f"workloads, change against {heads[0]} ('*': Welch's t-test, 5%)",
+           " " * width + "".join(h.rjust(colw) for h in heads)]
+    for label in labels:
+        for v in VARIANTS:
+            row = [f.get(label, {}).get(v, []) for f in figs]
+            if not any(row):
+                continue
+            for stat, fn in (("Amean", statistics.fmean), ("Min", min), ("Max", max)):
+                vals = [fn(x) if x else None for x in row]
+                cells = [_cell(val, vals[0], stat == "Amean" and i and significant(row[0], x))
+                         for i, (val, x) in enumerate(zip(vals, row))]
+                out.append(f"{stat:<6} {v:<5} {label:<{width - 13}}"
+                           + "".join(c.rjust(colw) for c in cells))
+    return "\n".join(out)
+
+
+def main(argv=None):
+    import argparse
+    p = argparse.ArgumentParser(prog="python3 -m zlctool.workloads",
+                                description="Write a named run's workload tables, plot and "
+                                            "headline again from its workloads.json.")
+    p.add_argument("run", help="results/NAME")
+    args = p.parse_args(argv)
+    samples, meta = load(args.run)
+    hog = None
+    if os.path.isfile(os.path.join(args.run, "run.json")):
+        with open(os.path.join(args.run, "run.json")) as f:
+            hog = json.load(f)["records"]
+    print(write(args.run, samples, meta, hog))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
