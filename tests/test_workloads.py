@@ -177,6 +177,9 @@ def test_make_compare_puts_workload_runs_side_by_side(tmp_path, capsys):
     for name, data in (("a", by), ("b", slower)):
         workloads.write(str(tmp_path / name), data, {"name": name})
         assert (tmp_path / name / "headline.md").read_text().startswith("| workload |")
+        for work in ("stress", "churn"):
+            png = tmp_path / name / f"{work}.png"
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert report.main([str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("workloads, change against a")

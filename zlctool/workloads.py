@@ -28,8 +28,8 @@ Each sample's locality: numa_hit, numa_miss, numa_foreign, local_node and
 other_node summed over the nodes, and remote% = other_node / (local_node +
 other_node); loads that know their pages also count them per node with
 move_pages().  The records go to results/NAME/workloads.json, each
-workload's table to NAME/WORKLOAD.txt, the stutter latency CDF to
-NAME/stutter.png, and the one-table headline to NAME/headline.md.
+workload's table to NAME/WORKLOAD.txt, its plot to NAME/WORKLOAD.png (for
+stutter the latency CDF), and the one-table headline to NAME/headline.md.
 """
 
 import json
@@ -511,6 +511,65 @@ def stutter_plot(samples, path, title):
     save_plot(fig, ax, path)
 
 
+def bars_plot(groups, path, ylabel, title):
+    """Grouped bars, one group per label, one bar per variant (median,
+    min..max whiskers).  groups: [(label, {variant: [values]})]."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from .report import save_plot
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    colors = dict(base="tab:gray", off="tab:blue", on="tab:red")
+    width = 0.8 / len(VARIANTS)
+    for j, v in enumerate(VARIANTS):
+        xs, ys, lo, hi = [], [], [], []
+        for i, (_, by) in enumerate(groups):
+            c = mmm(by.get(v, []))
+            if c:
+                xs.append(i + (j - 1) * width)
+                ys.append(c[0])
+                lo.append(c[0] - c[1])
+                hi.append(c[2] - c[0])
+        if xs:
+            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, color=colors[v], label=v)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([label for label, _ in groups], fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    save_plot(fig, ax, path)
+
+
+def workload_plot(work, samples, path, title):
+    """The plot of a workload other than stutter: its headline figure by
+    variant (churn, busy) or each stressor's ops/s relative to cache off."""
+    def by_variant(ss, fn):
+        return {v: [x for x in (fn(s) for s in pick(ss, variant=v)) if x is not None]
+                for v in VARIANTS}
+
+    if work == "churn":
+        groups = [(f"{n} nodes\n{'churn ' + str(c) + ' MiB' if c else 'alone'}",
+                   by_variant(pick(samples, nodes=n, churn_mib=c), lambda x: per_gib(x, "sys")))
+                  for n in sorted({x["nodes"] for x in samples})
+                  for c in sorted({x["churn_mib"] for x in samples})]
+        bars_plot(groups, path, "hog system s per GiB", title)
+    elif work == "busy":
+        field = "real" if samples and samples[0].get("icount") else "sys"
+        groups = [(f"{t} threads", by_variant(pick(samples, threads=t),
+                                              lambda x: per_gib(x, field)))
+                  for t in sorted({x["threads"] for x in samples})]
+        bars_plot(groups, path, "Ginsn per GiB (-icount)" if field == "real"
+                  else "system s per GiB", title)
+    elif work == "stress":
+        groups = []
+        for nm in dict.fromkeys(x["stressor"] for x in samples):
+            ss = pick(samples, stressor=nm)
+            off = mmm([x["ops_s"] for x in pick(ss, variant="off")])
+            if off and off[0]:
+                groups.append((stressor_label(nm), by_variant(ss, lambda x: x["ops_s"] / off[0])))
+        bars_plot(groups, path, "bogo ops/s relative to cache off", title)
+
+
 def stressor_label(name):
     """vm_2_vmbytes_40%_vmmethod_flip_verify -> 'vm flip'."""
     parts = name.split("_")
@@ -601,8 +660,8 @@ def load(run_dir):
 
 
 def write(run_dir, samples_by_work, meta, hog_records=None):
-    """workloads.json (whole or not at all), WORKLOAD.txt, stutter.png,
-    headline.md (with the hog's rows first when hog_records are given)."""
+    """workloads.json (whole or not at all), WORKLOAD.txt, WORKLOAD.png
+    (the latency CDF for stutter), headline.md (with the hog's rows first when hog_records are given)."""
     os.makedirs(run_dir, exist_ok=True)
     partial = os.path.join(run_dir, "workloads.json.partial")
     with open(partial, "w") as f:
@@ -614,11 +673,14 @@ def write(run_dir, samples_by_work, meta, hog_records=None):
         with open(os.path.join(run_dir, f"{work}.txt"), "w") as f:
             f.write(text + "\n")
         texts.append(text)
+        prov = meta.get("provenance", {})
+        under = f"{prov.get('kernel', '?')}, {meta.get('date', '?')}, QEMU TCG"
         if work == "stutter":
-            prov = meta.get("provenance", {})
             stutter_plot(samples, os.path.join(run_dir, "stutter.png"),
-                         f"stutter: THP fault probe, 2 nodes, 1 vCPU each, QEMU TCG\n"
-                         f"{prov.get('kernel', '?')}, {meta.get('date', '?')}")
+                         f"stutter: THP fault probe, 2 nodes, 1 vCPU each\n{under}")
+        else:
+            workload_plot(work, samples, os.path.join(run_dir, f"{work}.png"),
+                          f"{work} (median, min..max)\n{under}")
     head = headline(samples_by_work, hog_records, "real" if meta.get("icount") else "sys")
     with open(os.path.join(run_dir, "headline.md"), "w") as f:
         f.write(head + "\n")
