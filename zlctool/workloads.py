@@ -39,7 +39,7 @@ import shutil
 import statistics
 import subprocess
 
-from . import guest
+from . import guest, report
 from .topology import Topology
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -326,10 +326,9 @@ VARIANTS = ("base", "off", "on")
 
 
 def mmm(values):
+    """report.mmm() of the values that are there, or None without any."""
     values = [v for v in values if v is not None]
-    if not values:
-        return None
-    return statistics.median(values), min(values), max(values)
+    return report.mmm(values) if values else None
 
 
 def fmt(c, digits=2):
@@ -355,7 +354,8 @@ def pick(samples, **kw):
 
 
 def ratio(a, b):
-    return a[0] / b[0] if a and b and b[0] else None
+    """The ratio of two mmm() medians."""
+    return report.ratio(a and a[0], b and b[0])
 
 
 def probe(s):
@@ -397,7 +397,8 @@ def locality_rows(samples, keys, label=lambda k: ""):
 
 
 def per_gib(s, field):
-    return s[field] * 1024.0 / s["mib"] if s.get("mib") else None
+    """report.per_gib() of a sample that ran the hog, else None."""
+    return report.per_gib(s, field) if s.get("mib") else None
 
 
 def hog_table(samples, key, keys, field, title):
@@ -496,7 +497,6 @@ def stutter_plot(samples, path, title):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from .report import save_plot
 
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     colors = dict(base="tab:gray", off="tab:blue", on="tab:red")
@@ -511,7 +511,7 @@ def stutter_plot(samples, path, title):
     ax.set_xlabel("map + fault + unmap of 2 MiB THP-advised, ms (log)")
     ax.set_ylabel("fraction of samples")
     ax.set_title(title, fontsize=9)
-    save_plot(fig, ax, path)
+    report.save_plot(fig, ax, path)
 
 
 def bars_plot(groups, path, ylabel, title):
@@ -520,7 +520,6 @@ def bars_plot(groups, path, ylabel, title):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from .report import save_plot
 
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     colors = dict(base="tab:gray", off="tab:blue", on="tab:red")
@@ -540,7 +539,7 @@ def bars_plot(groups, path, ylabel, title):
     ax.set_xticklabels([label for label, _ in groups], fontsize=8)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
-    save_plot(fig, ax, path)
+    report.save_plot(fig, ax, path)
 
 
 def workload_plot(work, samples, path, title):
@@ -584,17 +583,16 @@ def stressor_label(name):
 def hog_rows(records, field="sys"):
     """The hog's headline rows (zlctool/bench.py records): its cost per GiB
     at the most nodes, 90%, 2 threads, and its misses per pass."""
-    from .report import HEADLINE, variant
     if not records:
         return []
     n = max(r["nodes"] for r in records)
-    pick_ = [r for r in records if r["nodes"] == n and r["mem_pct"] == HEADLINE["pct"]
-             and r["threads"] == HEADLINE["threads"]]
+    pick_ = [r for r in records if r["nodes"] == n and r["mem_pct"] == report.HEADLINE["pct"]
+             and r["threads"] == report.HEADLINE["threads"]]
     rows = []
     for what, fn, digits in ((f"{'Ginsn' if field == 'real' else 'sys s'}/GiB, {n} nodes",
                               lambda r: per_gib(r, field), 3),
                              ("numa_miss per pass", lambda r: r["numa_miss"], 0)):
-        cells = [mmm([fn(r) for r in pick_ if variant(r) == v]) for v in VARIANTS]
+        cells = [mmm([fn(r) for r in pick_ if report.variant(r) == v]) for v in VARIANTS]
         r = ratio(cells[2], cells[1])
         rows.append(("hog", what, *(fmt(c, digits) for c in cells), f"{r:.3f}" if r else "-"))
     return rows
@@ -756,7 +754,6 @@ def figures(by):
 def compare(runs):
     """make compare for the workloads of runs [(name, samples by workload)]:
     each figure and variant in rows, runs in columns, mmtests style."""
-    from .report import _cell, significant
     figs = [figures(by) for _, by in runs]
     labels = list(dict.fromkeys(k for f in figs for k in f))
     heads = [name for name, _ in runs]
@@ -771,7 +768,8 @@ def compare(runs):
                 continue
             for stat, fn in (("Amean", statistics.fmean), ("Min", min), ("Max", max)):
                 vals = [fn(x) if x else None for x in row]
-                cells = [_cell(val, vals[0], stat == "Amean" and i and significant(row[0], x))
+                cells = [report._cell(val, vals[0], stat == "Amean" and i
+                                      and report.significant(row[0], x))
                          for i, (val, x) in enumerate(zip(vals, row))]
                 out.append(f"{stat:<6} {v:<5} {label:<{width - 13}}"
                            + "".join(c.rjust(colw) for c in cells))
