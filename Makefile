@@ -7,6 +7,9 @@ export BASE_PKG BASE_VERSION BASE_SHA256
 
 # Debian's own Python, with the modules make deps installs from Debian.
 PY       ?= /usr/bin/python3
+# Kernel scripts start '#!/usr/bin/env python3' (checkpatch's spdxcheck.py,
+# kunit.py): let that be $(PY) too, whatever python3 PATH finds first.
+export PATH := $(shell PY=$(PY) scripts/python-bin.sh):$(PATH)
 TREE     := build/linux
 RESULTS  := build/test-results
 BZIMAGE   = build/$(1)/arch/x86/boot/bzImage

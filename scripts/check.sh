@@ -11,8 +11,10 @@
 #   bisect      the guest config builds after each patch in turn
 #   configs     CONFIG_NUMA=n, allnoconfig, CPUSETS=n and VM_EVENT_COUNTERS=n
 #               (the last two with NUMA on) build
-#   warnings    W=1 and sparse (C=2) on the touched .c files: no warning
-#               that the base tree built the same way does not have
+#   warnings    W=1 and sparse (C=2) on the touched .c files, with
+#               configs/warnings.config so that every added line compiles
+#               (zlctool.cppcover checks): no warning that the base tree
+#               built the same way does not have
 #   htmldocs    make SPHINXDIRS=mm htmldocs: no warning from the new page
 #               or the kernel-doc it pulls in
 #
@@ -22,6 +24,8 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# Kernel scripts run '#!/usr/bin/env python3': give them the provisioned one.
+PATH="$("$top/scripts/python-bin.sh"):$PATH"
 cd "$top" || exit 2
 tree=$top/build/linux
 base_tree=$top/build/linux-base
@@ -63,13 +67,27 @@ new_findings() {
 
 detail=""
 
+# A finding is a line checkpatch printed as one ("FILE:LINE: TYPE: text");
+# anything else it prints, on either stream, or an exit status other than
+# 0 (clean) or 1 (findings), means it crashed, e.g. a script it runs could
+# not start, and the check fails as a crash, not with findings.
+CHECKPATCH_FINDING='^[^ ]+(:[0-9]+)?: (ERROR|WARNING|CHECK): '
+
 check_checkpatch() {
-	local p f n=0 bad=0 justified=0 findings
+	local p f n=0 bad=0 justified=0 crashed=0 findings rc stray err=$out/checkpatch.stderr
 	for p in "$top"/patches/[0-9]*.patch; do
 		f=$(basename "$p")
 		[ "$f" = 0000-cover-letter.patch ] && continue
 		n=$((n + 1))
-		findings=$(cd "$tree" && scripts/checkpatch.pl --strict --terse --no-summary "$p" 2>&1)
+		findings=$(cd "$tree" && scripts/checkpatch.pl --strict --terse --no-summary "$p" 2> "$err")
+		rc=$?
+		stray=$(grep -vE "$CHECKPATCH_FINDING" <<< "$findings" | grep .)
+		if [ "$rc" -gt 1 ] || [ -s "$err" ] || [ -n "$stray" ]; then
+			crashed=$((crashed + 1))
+			echo "CRASH: $f: checkpatch.pl exited $rc and printed what is not a finding:"
+			{ cat "$err"; echo "$stray"; } | grep . | head -n 20 | sed 's/^/    /'
+			continue
+		fi
 		while IFS= read -r line; do
 			[ -n "$line" ] || continue
 			if is_justified "$f" "$line"; then
@@ -81,9 +99,13 @@ check_checkpatch() {
 			fi
 		done <<< "$findings"
 	done
-	detail="$n patches, $bad unjustified findings, $justified justified in the cover letter"
+	if [ "$crashed" -gt 0 ]; then
+		detail="checkpatch.pl CRASHED on $crashed of $n patches (see the log); $bad findings in the others"
+	else
+		detail="$n patches, $bad unjustified findings, $justified justified in the cover letter"
+	fi
 	check_cover_letter || bad=$((bad + 1))
-	[ "$bad" -eq 0 ]
+	[ "$bad" -eq 0 ] && [ "$crashed" -eq 0 ]
 }
 
 # The cover letter names every patch of the series and the pinned base.
@@ -119,17 +141,29 @@ is_justified() {
 	return 1
 }
 
+# kernel-doc -none prints only warnings ("FILE:LINE: warning: text"); any
+# other line, or a failure to start, is a crash and fails the check.
+KERNEL_DOC_FINDING='^[^ ]+:[0-9]+: (warning|error): |^(Warning|Error): |^[^ ]+:[0-9]+ '
+
 check_kernel_doc() {
-	local files f new
+	local files f new crash
 	base_worktree
 	mapfile -t files < <(touched '*.c' '*.h')
 	: > "$out/kernel-doc.base"
 	: > "$out/kernel-doc.patched"
 	for f in "${files[@]}"; do
-		(cd "$tree" && scripts/kernel-doc -none -Wall "$f") >> "$out/kernel-doc.patched" 2>&1
+		(cd "$tree" && scripts/kernel-doc -none -Wall "$f") >> "$out/kernel-doc.patched" 2>&1 ||
+			[ $? -lt 126 ] || echo "kernel-doc could not run on $f" >> "$out/kernel-doc.patched"
 		[ -f "$base_tree/$f" ] &&
 			(cd "$base_tree" && scripts/kernel-doc -none -Wall "$f") >> "$out/kernel-doc.base" 2>&1
 	done
+	crash=$(grep -vE "$KERNEL_DOC_FINDING" "$out/kernel-doc.patched" | grep .)
+	if [ -n "$crash" ]; then
+		echo "CRASH: kernel-doc printed what is not a warning:"
+		head -n 20 <<< "$crash" | sed 's/^/    /'
+		detail="kernel-doc CRASHED (see the log)"
+		return 1
+	fi
 	new=$(new_findings "$out/kernel-doc.base" "$out/kernel-doc.patched")
 	[ -z "$new" ] || echo "$new"
 	detail="${#files[@]} files, $(grep -c . <<< "$new") new warnings ($(grep -c . < "$out/kernel-doc.base") in base)"
@@ -193,22 +227,34 @@ w1_sparse() {
 	return $rc
 }
 
+# Built with configs/warnings.config on top of the guest config, and the
+# series' own options, so that every line the series adds is compiled:
+# zlctool.cppcover fails the check when an #if around added lines names an
+# option this build did not set.
 check_warnings() {
-	local objs new
+	local objs new opts
 	base_worktree
 	mapfile -t objs < <(touched '*.c' | sed 's/\.c$/.o/')
-	# The KUnit suite is #included by page_alloc.c: check it too.
-	echo CONFIG_KUNIT=y > "$out/kunit-on.config"
 	echo CONFIG_ZONELIST_CACHE_KUNIT_TEST=y > "$out/zlc-kunit-on.config"
 	w1_sparse "$base_tree" "$out/warnings.base" check-warn-base \
-		"$top/configs/guest.config $out/kunit-on.config" "${objs[@]}" ||
+		"$top/configs/guest.config $top/configs/warnings.config" "${objs[@]}" ||
 		{ detail="the base tree did not build ${objs[*]}"; return 1; }
 	w1_sparse "$tree" "$out/warnings.patched" check-warn \
-		"$top/configs/guest.config $out/kunit-on.config $out/zlc-kunit-on.config" "${objs[@]}" ||
+		"$top/configs/guest.config $top/configs/warnings.config $out/zlc-kunit-on.config" \
+		"${objs[@]}" ||
 		{ detail="${objs[*]} did not build with W=1 C=2"; return 1; }
+	echo "options the added lines need, and this build's values:"
+	if ! (cd "$top" && "${PY:-/usr/bin/python3}" -m zlctool.cppcover --tree "$tree" \
+			--config "$top/build/check-warn/.config") > "$out/warnings.options"; then
+		sed 's/^/  /' "$out/warnings.options"
+		detail="the build left out lines the series adds: $(grep -c 'NOT SET' "$out/warnings.options") options not set"
+		return 1
+	fi
+	sed 's/^/  /' "$out/warnings.options"
+	opts=$(sed -n 's/=y .*//p' "$out/warnings.options" | tr '\n' ' ')
 	new=$(new_findings "$out/warnings.base" "$out/warnings.patched")
 	[ -z "$new" ] || echo "$new"
-	detail="${objs[*]}: $(grep -c . <<< "$new") new W=1/sparse warnings ($(grep -c . < "$out/warnings.base") in base)"
+	detail="${objs[*]} with ${opts% }: $(grep -c . <<< "$new") new W=1/sparse warnings ($(grep -c . < "$out/warnings.base") in base)"
 	[ -z "$new" ]
 }
 

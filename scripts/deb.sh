@@ -13,6 +13,8 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# Kernel scripts run '#!/usr/bin/env python3': give them the provisioned one.
+PATH="$("$top/scripts/python-bin.sh"):$PATH"
 tree=$top/build/linux
 debdir=$top/build/deb
 obj=$debdir/obj

@@ -17,6 +17,8 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# Kernel scripts run '#!/usr/bin/env python3': give them the provisioned one.
+PATH="$("$top/scripts/python-bin.sh"):$PATH"
 name=${1:?usage: kbuild.sh NAME [targets...]}
 shift
 targets=("$@")

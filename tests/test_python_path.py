@@ -1,0 +1,73 @@
+"""Kernel scripts started through '#!/usr/bin/env python3' find the Python
+'make deps' provisions, whatever python3 comes first on PATH (issue 20: a
+pyenv python3 without ply crashed checkpatch's SPDX check); and a check
+whose tool crashes fails as a crash, not with findings.  Needs build/linux,
+which 'make test' fetches before pytest runs."""
+
+import os
+import subprocess
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TREE = os.path.join(TOP, "build", "linux")
+SPDX_PATCH = os.path.join(TOP, "patches", "0007-selftests-mm-add-a-memory-hog-for-the-zonelist-cache.patch")
+
+
+@pytest.fixture
+def plyless(tmp_path):
+    """A directory whose python3 is Debian's without its site directories:
+    no ply, no GitPython, like a pyenv build."""
+    d = tmp_path / "bin"
+    d.mkdir()
+    py = d / "python3"
+    py.write_text("#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n")
+    py.chmod(0o755)
+    r = subprocess.run([str(py), "-c", "import ply"], capture_output=True, text=True)
+    assert r.returncode != 0 and "ply" in r.stderr, "the stand-in python3 must lack ply"
+    return d
+
+
+def env_with(first, **extra):
+    env = dict(os.environ, PATH=f"{first}:{os.environ['PATH']}", **extra)
+    env.pop("PY", None)
+    env.update(extra)
+    return env
+
+
+def test_the_trap_is_real_without_the_fix(plyless):
+    # checkpatch.pl run bare with that python3 first: spdxcheck.py crashes
+    # on the patch's SPDX line (and checkpatch takes the license as valid).
+    assert "SPDX-License-Identifier" in open(SPDX_PATCH).read()
+    r = subprocess.run(["scripts/checkpatch.pl", "--strict", "--terse", "--no-summary", SPDX_PATCH],
+                       cwd=TREE, capture_output=True, text=True, env=env_with(plyless))
+    assert "No module named 'ply'" in r.stderr
+
+
+def test_checkpatch_check_passes_with_a_plyless_python3_first(plyless):
+    r = subprocess.run(["scripts/check.sh"], cwd=TOP, capture_output=True, text=True,
+                       env=env_with(plyless, CHECKS="checkpatch"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "check: checkpatch ok" in r.stdout
+    log = open(os.path.join(TOP, "build", "check", "checkpatch.log")).read()
+    assert "Traceback" not in log and "CRASH" not in log
+
+
+def test_a_crashing_checkpatch_fails_as_a_crash_not_as_findings(plyless):
+    # Provision the ply-less Python on purpose: the check must say it crashed.
+    r = subprocess.run(["scripts/check.sh"], cwd=TOP, capture_output=True, text=True,
+                       env=env_with(plyless, CHECKS="checkpatch", PY=str(plyless / "python3")))
+    assert r.returncode == 1
+    assert "checkpatch.pl CRASHED on" in r.stdout
+    log = open(os.path.join(TOP, "build", "check", "checkpatch.log")).read()
+    assert "CRASH: 0007-" in log and "No module named 'ply'" in log
+    assert "FINDING:" not in log
+
+
+def test_make_runs_kernel_scripts_with_the_provisioned_python(plyless):
+    # What every target sees: 'python3' on make's PATH is PY (it imports ply).
+    r = subprocess.run(["make", "-s", "--no-print-directory", "-f", "-", "show"], cwd=TOP,
+                       input="include Makefile\nshow:\n\t@python3 -c 'import ply, sys; print(sys.executable)'\n",
+                       capture_output=True, text=True, env=env_with(plyless))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "/usr/bin/python3"
