@@ -1,18 +1,22 @@
-# The zonelist cache for Linux 6.12: a patch series (patches/) and the
-# tooling that builds, boots, tests and measures it.  'make help' lists
-# the targets; the README explains the work cycle.
+# The zonelist cache: a patch series for Linux 7.3 (patches/), its LTS
+# backport to 6.12 (patches/6.12/), and the tooling that builds, boots,
+# tests and measures them.  BASE=7.3 (default) or BASE=6.12 picks the
+# series every target works on (base.mk).  'make help' lists the targets;
+# the README explains the work cycle.
 
 include base.mk
-export BASE_PKG BASE_VERSION BASE_SHA256
+export BASE BASE_PKG BASE_VERSION BASE_SHA256 BASE_SUITE PATCHES TREE OUT
 
 # Debian's own Python, with the modules make deps installs from Debian.
 PY       ?= /usr/bin/python3
 # Kernel scripts start '#!/usr/bin/env python3' (checkpatch's spdxcheck.py,
 # kunit.py): let that be $(PY) too, whatever python3 PATH finds first.
 export PATH := $(shell PY=$(PY) scripts/python-bin.sh):$(PATH)
-TREE     := build/linux
 RESULTS  := build/test-results
-BZIMAGE   = build/$(1)/arch/x86/boot/bzImage
+# A stage's counts: build/test-results/NAME.counts for 7.3, 6.12-NAME.counts
+# for the backport, so that one 'make test' sums both.
+COUNTS    = $(RESULTS)/$(if $(filter-out 7.3,$(BASE)),$(BASE)-)$(1).counts
+BZIMAGE   = $(OUT)/$(1)/arch/x86/boot/bzImage
 STAGE    := $(PY) -m zlctool.stage $(RESULTS)
 
 # KUnit: the topologies the suite runs under (zlctool/topology.py);
@@ -20,7 +24,7 @@ STAGE    := $(PY) -m zlctool.stage $(RESULTS)
 KUNIT_TOPOLOGIES ?= 1 2 4 64 6G,cpus=0-1/1G
 KUNIT_CONFIGS    := configs/kunit.config $(TREE)/mm/tests/.kunitconfig
 
-.PHONY: help deps tree export check-export kunit kunit-debug selftest hotplug pytest test bench compare guest base-guest run shell check deb
+.PHONY: help deps tree export check-export check-export-base kunit kunit-debug selftest locality hotplug pytest test bench compare guest base-guest run shell check deb
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -32,27 +36,32 @@ help: ## this list
 deps: ## install the Debian packages and Python modules the work needs
 	@scripts/deps.sh
 
-tree: ## fetch the pinned base into build/linux and apply patches/series
+tree: ## fetch the pinned base into build/linux-BASE and apply its series (BASE=7.3|6.12)
 	@scripts/series.sh tree
 
-export: ## write build/linux's commits since 'base' to patches/
+export: ## write build/linux-BASE's commits since 'base' to its series (patches/, patches/6.12/)
 	@scripts/series.sh export
 
-check-export: ## fail if build/linux holds work that patches/ does not
+check-export: ## fail if a work tree (build/linux-7.3, build/linux-6.12) holds work that its series does not
+	@rc=0; for b in $(BASES); do \
+		$(MAKE) -s --no-print-directory BASE=$$b check-export-base || rc=1; \
+	done; exit $$rc
+
+check-export-base:
 	@scripts/series.sh check-export
 
 # --- builds -----------------------------------------------------------------
 
-guest: tree ## build the patched guest kernel (configs/guest.config) into build/guest
+guest: tree ## build the patched guest kernel (configs/guest.config) into build/BASE/guest
 	@scripts/deps.sh
 	@scripts/kbuild.sh guest
 
-base-guest: tree ## build the unpatched base kernel, same config, into build/guest-base
+base-guest: tree ## build the unpatched base kernel, same config, into build/BASE/guest-base
 	@scripts/deps.sh
-	@git -C $(TREE) worktree list | grep -q 'build/linux-base ' || \
-		git -C $(TREE) worktree add --quiet --detach $(CURDIR)/build/linux-base base
-	@git -C build/linux-base checkout -q --detach base
-	@TREE=$(CURDIR)/build/linux-base KBUILD_OUT=$(CURDIR)/build/guest-base scripts/kbuild.sh guest
+	@git -C $(TREE) worktree list | grep -q '$(TREE)-base ' || \
+		git -C $(TREE) worktree add --quiet --detach $(CURDIR)/$(TREE)-base base
+	@git -C $(TREE)-base checkout -q --detach base
+	@TREE=$(CURDIR)/$(TREE)-base KBUILD_OUT=$(CURDIR)/$(OUT)/guest-base scripts/kbuild.sh guest
 
 # --- booting it -------------------------------------------------------------
 
@@ -66,51 +75,61 @@ run: $(if $(filter base,$(KERNEL)),base-guest,guest) ## boot it and run CMD: mak
 shell: $(if $(filter base,$(KERNEL)),base-guest,guest) ## boot it with a shell on this terminal (NODES=..., KERNEL=base; Ctrl-A X quits)
 	@$(RUN) --shell $(if $(DRY),--dry-run)
 
-build/selftests/%: $(TREE)/tools/testing/selftests/mm/%.c
+$(OUT)/selftests/%: $(TREE)/tools/testing/selftests/mm/%.c
 	@mkdir -p $(dir $@)
 	gcc -Wall -O2 -static -pthread -I $(TREE)/tools/testing/selftests -o $@ $<
 
 # --- tests ------------------------------------------------------------------
 
-selftest: guest build/selftests/zonelist_cache_memhog build/selftests/zonelist_cache_locality ## the memhog (4 nodes passes, 1 node skips) and locality kselftests (2 and 4 nodes)
+selftest: guest $(OUT)/selftests/zonelist_cache_memhog $(OUT)/selftests/zonelist_cache_locality ## the memhog (4 nodes passes, 1 node skips) and locality kselftests (2 and 4 nodes)
 	$(PY) -m zlctool.selftest --kernel $(call BZIMAGE,guest) \
-		--hog build/selftests/zonelist_cache_memhog \
-		--locality build/selftests/zonelist_cache_locality --summary $(RESULTS)/selftest.counts
+		--hog $(OUT)/selftests/zonelist_cache_memhog \
+		--locality $(OUT)/selftests/zonelist_cache_locality --summary $(call COUNTS,selftest)
 
-hotplug: tree build/selftests/zonelist_cache_memhog ## memory blocks offline/online under a spilling hog, then the KUnit suite again
+locality: guest $(OUT)/selftests/zonelist_cache_locality ## the locality kselftest alone (2 and 4 nodes)
+	$(PY) -m zlctool.selftest --kernel $(call BZIMAGE,guest) \
+		--locality $(OUT)/selftests/zonelist_cache_locality --summary $(call COUNTS,locality)
+
+hotplug: tree $(OUT)/selftests/zonelist_cache_memhog ## memory blocks offline/online under a spilling hog, then the KUnit suite again
 	@FRAGMENT="configs/guest.config configs/hotplug.config" scripts/kbuild.sh guest-hotplug
 	$(PY) -m zlctool.hotplug --kernel $(call BZIMAGE,guest-hotplug) \
-		--hog build/selftests/zonelist_cache_memhog --summary $(RESULTS)/hotplug.counts
+		--hog $(OUT)/selftests/zonelist_cache_memhog --summary $(call COUNTS,hotplug)
 
 pytest: tree ## test the tooling itself (console parsing, topologies, reports; needs kunit_parser)
 	@scripts/deps.sh
 	$(PY) -m pytest -q tests --ignore=tests/guest
 
 kunit: tree ## the zonelist_cache KUnit suite on each of KUNIT_TOPOLOGIES (1 2 4 64 nodes, a 6G node 0)
-	$(PY) -m zlctool.kunit --tree $(TREE) --build-dir build/kunit \
+	$(PY) -m zlctool.kunit --tree $(TREE) --build-dir $(OUT)/kunit \
 		$(addprefix --kunitconfig ,$(KUNIT_CONFIGS)) \
 		$(addprefix --topology ,$(KUNIT_TOPOLOGIES)) \
-		--filter 'zonelist_cache' --timeout 300 --summary $(RESULTS)/kunit.counts
+		--filter 'zonelist_cache' --timeout 300 --summary $(call COUNTS,kunit)
 
 KCSAN_SCOPE := zlc_|zonelist_cache|get_page_from_freelist
 
-kunit-debug: tree build/selftests/zonelist_cache_memhog ## KUnit and a spilling hog under KCSAN, DEBUG_VM, lockdep
-	$(PY) -m zlctool.kunit --tree $(TREE) --build-dir build/kunit-debug --label kunit-debug \
+kunit-debug: tree $(OUT)/selftests/zonelist_cache_memhog ## KUnit and a spilling hog under KCSAN, DEBUG_VM, lockdep
+	$(PY) -m zlctool.kunit --tree $(TREE) --build-dir $(OUT)/kunit-debug --label kunit-debug \
 		$(addprefix --kunitconfig ,$(KUNIT_CONFIGS) configs/debug.config) \
 		--topology 2 --topology 4 --filter 'zonelist_cache' --timeout 1800 \
-		--kcsan-scope '$(KCSAN_SCOPE)' --summary $(RESULTS)/kunit-debug.counts
+		--kcsan-scope '$(KCSAN_SCOPE)' --summary $(call COUNTS,kunit-debug)
 	@FRAGMENT="configs/guest.config configs/debug.config" scripts/kbuild.sh guest-debug
 	$(PY) -m zlctool.selftest --kernel $(call BZIMAGE,guest-debug) --timeout 1800 \
-		--hog build/selftests/zonelist_cache_memhog --kcsan-scope '$(KCSAN_SCOPE)' \
-		--summary $(RESULTS)/selftest-debug.counts
+		--hog $(OUT)/selftests/zonelist_cache_memhog --kcsan-scope '$(KCSAN_SCOPE)' \
+		--summary $(call COUNTS,selftest-debug)
 
 # The parts of 'make check' that fit in CI's budget.
 TEST_CHECKS ?= checkpatch kernel-doc warnings
+# The backport's part of 'make test': its tree, its KUnit suite on 2 and 64
+# nodes (which builds it) and its locality selftest (which builds its guest).
+BACKPORT := 6.12
+BACKPORT_KUNIT_TOPOLOGIES := 2 64
+IN_BACKPORT := $(MAKE) -s BASE=$(BACKPORT)
 
-test: ## what CI runs: every stage, timed; last line: test: N passed, M failed
+test: ## what CI runs: every stage of 7.3, the 6.12 backport's part, timed; last line: test: N passed, M failed
 	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
 	@scripts/deps.sh
 	-@$(STAGE) tree -- $(MAKE) -s tree
+	-@$(STAGE) $(BACKPORT)-tree -- $(IN_BACKPORT) tree
 	-@$(STAGE) check-export -- $(MAKE) -s check-export
 	-@$(STAGE) pytest --pytest -- $(PY) -m pytest -q tests --ignore=tests/guest
 	-@$(STAGE) kunit -- $(MAKE) -s kunit
@@ -122,7 +141,8 @@ test: ## what CI runs: every stage, timed; last line: test: N passed, M failed
 	-@$(STAGE) workloads -- $(PY) -m zlctool.bench --quick --patched-only --check \
 		--workloads stutter,churn,busy,stress --name smoke --results $(RESULTS)/bench
 	-@$(STAGE) check -- env CHECKS="$(TEST_CHECKS)" scripts/check.sh
-	-@$(STAGE) deb -- env KCONFIG=configs/guest.config $(MAKE) -s deb
+	-@$(STAGE) $(BACKPORT)-kunit -- $(IN_BACKPORT) kunit KUNIT_TOPOLOGIES='$(BACKPORT_KUNIT_TOPOLOGIES)'
+	-@$(STAGE) $(BACKPORT)-locality -- $(IN_BACKPORT) locality
 	@echo "stage timings:"; sed 's/^/  /' $(RESULTS)/timings
 	@$(PY) -m zlctool.summary $(RESULTS)
 
@@ -132,7 +152,7 @@ check: tree ## checkpatch, kernel-doc, per-patch builds, configs, W=1/sparse and
 	@scripts/deps.sh
 	@scripts/check.sh
 
-deb: tree ## Debian packages of the patched kernel in build/deb (KCONFIG=file, default the running config)
+deb: tree ## Debian packages of the patched kernel in build/BASE/deb (KCONFIG=file, default the running config)
 	@scripts/deps.sh
 	@scripts/deb.sh
 

@@ -4,7 +4,7 @@
 # make check: what linux-mm looks at before anyone runs the series.
 #
 #   checkpatch  scripts/checkpatch.pl --strict on every patch; a finding
-#               fails unless scripts/checkpatch.justified lists it and the
+#               fails unless checkpatch.justified beside the series lists it and the
 #               cover letter explains it
 #   kernel-doc  scripts/kernel-doc -none -Wall on the touched kernel files:
 #               no warning that the base tree does not have
@@ -17,29 +17,37 @@
 #               built the same way does not have
 #   htmldocs    make SPHINXDIRS=mm htmldocs: no warning from the new page
 #               or the kernel-doc it pulls in
+#   deb         make deb builds installable packages (the guest config)
 #
 # CHECKS="checkpatch kernel-doc" runs a subset.  One line per check, a
 # summary line last; the exit status is 1 when any check failed.  Logs go
-# to build/check/NAME.log.
+# to build/BASE/check/NAME.log; BASE (base.mk) picks the series and tree.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 # Kernel scripts run '#!/usr/bin/env python3': give them the provisioned one.
 PATH="$("$top/scripts/python-bin.sh"):$PATH"
 cd "$top" || exit 2
-tree=$top/build/linux
-base_tree=$top/build/linux-base
-out=$top/build/check
-ALL="checkpatch kernel-doc bisect configs warnings htmldocs"
+# The base's work tree and build outputs (base.mk; the Makefile exports them).
+TREE=${TREE:-build/linux-7.3}
+OUT=${OUT:-build/7.3}
+PATCHES=${PATCHES:-patches}
+case $PATCHES in /*) ;; *) PATCHES=$top/$PATCHES ;; esac
+case $TREE in /*) ;; *) TREE=$top/$TREE ;; esac
+case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
+tree=$TREE
+base_tree=$TREE-base
+out=$OUT/check
+ALL="checkpatch kernel-doc bisect configs warnings htmldocs deb"
 CHECKS=${CHECKS:-$ALL}
 mkdir -p "$out"
 
-[ -d "$tree/.git" ] || { echo "check: no kernel tree in build/linux: run 'make tree'" >&2; exit 2; }
+[ -d "$tree/.git" ] || { echo "check: no kernel tree in $tree: run 'make tree'" >&2; exit 2; }
 for c in $CHECKS; do
 	case " $ALL " in *" $c "*) ;; *) echo "check: unknown check '$c' (known: $ALL)" >&2; exit 2 ;; esac
 done
 
-# The base tree, for comparisons: a worktree of build/linux at tag base.
+# The base tree, for comparisons: a worktree of the work tree at tag base.
 base_worktree() {
 	if [ ! -d "$base_tree" ]; then
 		git -C "$tree" worktree add --quiet --detach "$base_tree" base
@@ -75,7 +83,7 @@ CHECKPATCH_FINDING='^[^ ]+(:[0-9]+)?: (ERROR|WARNING|CHECK): '
 
 check_checkpatch() {
 	local p f n=0 bad=0 justified=0 crashed=0 findings rc stray err=$out/checkpatch.stderr
-	for p in "$top"/patches/[0-9]*.patch; do
+	for p in "$PATCHES"/[0-9]*.patch; do
 		f=$(basename "$p")
 		[ "$f" = 0000-cover-letter.patch ] && continue
 		n=$((n + 1))
@@ -110,9 +118,9 @@ check_checkpatch() {
 
 # The cover letter names every patch of the series and the pinned base.
 check_cover_letter() {
-	local cl=$top/patches/0000-cover-letter.patch p subject base rc=0
-	[ -f "$cl" ] || { echo "no patches/0000-cover-letter.patch"; detail="$detail; no cover letter"; return 1; }
-	for p in "$top"/patches/[0-9]*.patch; do
+	local cl=$PATCHES/0000-cover-letter.patch p subject base rc=0
+	[ -f "$cl" ] || { echo "no ${PATCHES#"$top"/}/0000-cover-letter.patch"; detail="$detail; no cover letter"; return 1; }
+	for p in "$PATCHES"/[0-9]*.patch; do
 		[ "$p" = "$cl" ] && continue
 		# A long Subject: is folded onto lines that start with a space.
 		subject=$(awk '/^Subject: /{ s = $0; while ((getline l) > 0 && l ~ /^ /) s = s l; print s; exit }' "$p" |
@@ -127,7 +135,7 @@ check_cover_letter() {
 	return $rc
 }
 
-# scripts/checkpatch.justified: "patch-name-prefix<TAB>text of the finding";
+# checkpatch.justified beside the series: "patch-name-prefix<TAB>text of the finding";
 # the cover letter must quote the text.
 is_justified() {
 	local prefix text
@@ -135,9 +143,9 @@ is_justified() {
 		case "$prefix" in ''|'#'*) continue ;; esac
 		case "$1" in "$prefix"*) ;; *) continue ;; esac
 		case "$2" in *"$text"*) ;; *) continue ;; esac
-		grep -qF "$text" "$top/patches/0000-cover-letter.patch" 2>/dev/null && return 0
+		grep -qF "$text" "$PATCHES/0000-cover-letter.patch" 2>/dev/null && return 0
 		echo "  ($1: '$text' is listed but the cover letter does not explain it)"
-	done < "$top/scripts/checkpatch.justified"
+	done < "$PATCHES/checkpatch.justified"
 	return 1
 }
 
@@ -171,7 +179,7 @@ check_kernel_doc() {
 }
 
 check_bisect() {
-	local src=$top/build/check-bisect-src commits c i=0
+	local src=$OUT/check-bisect-src commits c i=0
 	if [ ! -d "$src" ]; then
 		git -C "$tree" worktree add --quiet --detach "$src" base || return 1
 	fi
@@ -180,7 +188,7 @@ check_bisect() {
 		i=$((i + 1))
 		git -C "$src" checkout -q --detach "$c" || return 1
 		echo "== $i/${#commits[@]} $(git -C "$src" log -1 --format='%h %s')"
-		if ! TREE=$src KBUILD_OUT=$top/build/check-bisect FRAGMENT=$top/configs/guest.config \
+		if ! TREE=$src KBUILD_OUT=$OUT/check-bisect FRAGMENT=$top/configs/guest.config \
 				"$top/scripts/kbuild.sh" guest; then
 			detail="patch $i/${#commits[@]} does not build: $(git -C "$src" log -1 --format=%s)"
 			return 1
@@ -196,12 +204,12 @@ check_configs() {
 		# nonuma is whole; the others switch one thing off in the guest config.
 		frags=$top/configs/$name.config
 		[ "$name" = nonuma ] || frags="$top/configs/guest.config $frags"
-		FRAGMENT=$frags KBUILD_OUT=$top/build/check-$name "$top/scripts/kbuild.sh" "$name" ||
+		FRAGMENT=$frags KBUILD_OUT=$OUT/check-$name "$top/scripts/kbuild.sh" "$name" ||
 			broken+=("$name")
 	done
 	echo "== allnoconfig"
-	if ! { make -s -C "$tree" O="$top/build/check-allnoconfig" ARCH=x86_64 allnoconfig &&
-	       make -s -C "$tree" O="$top/build/check-allnoconfig" ARCH=x86_64 \
+	if ! { make -s -C "$tree" O="$OUT/check-allnoconfig" ARCH=x86_64 allnoconfig &&
+	       make -s -C "$tree" O="$OUT/check-allnoconfig" ARCH=x86_64 \
 			CC="$("$top/scripts/cc.sh")" \
 			-j"$(nproc)" bzImage; }; then
 		broken+=(allnoconfig)
@@ -218,9 +226,9 @@ check_configs() {
 w1_sparse() {
 	local src=$1 log=$2 name=$3 frag=$4 objs=("${@:5}") o
 	for o in "${objs[@]}"; do
-		rm -f "$top/build/$name/$o"
+		rm -f "$OUT/$name/$o"
 	done
-	TREE=$src KBUILD_OUT=$top/build/$name FRAGMENT=$frag KBUILD_ARGS="W=1 C=2" \
+	TREE=$src KBUILD_OUT=$OUT/$name FRAGMENT=$frag KBUILD_ARGS="W=1 C=2" \
 		"$top/scripts/kbuild.sh" "$name" "${objs[@]}" > "$log.full" 2>&1
 	local rc=$?
 	grep -E '(warning|error):' "$log.full" > "$log"
@@ -245,7 +253,7 @@ check_warnings() {
 		{ detail="${objs[*]} did not build with W=1 C=2"; return 1; }
 	echo "options the added lines need, and this build's values:"
 	if ! (cd "$top" && "${PY:-/usr/bin/python3}" -m zlctool.cppcover --tree "$tree" \
-			--config "$top/build/check-warn/.config") > "$out/warnings.options"; then
+			--config "$OUT/check-warn/.config") > "$out/warnings.options"; then
 		sed 's/^/  /' "$out/warnings.options"
 		detail="the build left out lines the series adds: $(grep -c 'NOT SET' "$out/warnings.options") options not set"
 		return 1
@@ -261,13 +269,13 @@ check_warnings() {
 check_htmldocs() {
 	local log=$out/htmldocs.full new
 	"$top/scripts/deps.sh" docs || return 1
-	make -C "$tree" O="$top/build/check-docs" SPHINXDIRS=mm htmldocs > "$log" 2>&1 ||
+	make -C "$tree" O="$OUT/check-docs" SPHINXDIRS=mm htmldocs > "$log" 2>&1 ||
 		{ detail="htmldocs failed, see $log"; return 1; }
-	[ -f "$top/build/check-docs/Documentation/output/mm/zonelist_cache.html" ] ||
+	[ -f "$OUT/check-docs/Documentation/output/mm/zonelist_cache.html" ] ||
 		{ detail="no zonelist_cache.html was made"; return 1; }
 	new=$(grep -E 'WARNING|ERROR|warning:' "$log" | grep -E 'zonelist_cache|page_alloc\.c|mmzone\.h')
 	# Every identifier the page asks kernel-doc for must have made it in.
-	local html=$top/build/check-docs/Documentation/output/mm/zonelist_cache.html id missing=""
+	local html=$OUT/check-docs/Documentation/output/mm/zonelist_cache.html id missing=""
 	# shellcheck disable=SC2013 # identifiers are words, not lines
 	for id in $(awk '/:identifiers:/ { f = 1; sub(/.*:identifiers:/, "") } f && /^ *$/ { f = 0 } f' \
 			"$tree/Documentation/mm/zonelist_cache.rst"); do
@@ -277,6 +285,11 @@ check_htmldocs() {
 	[ -z "$new" ] || echo "$new"
 	detail="Documentation/output/mm/zonelist_cache.html, $(grep -c . <<< "$new") problems"
 	[ -z "$new" ]
+}
+
+check_deb() {
+	KCONFIG=$top/configs/guest.config "$top/scripts/deb.sh" || { detail="make deb failed"; return 1; }
+	detail="$(find "$OUT/deb" -maxdepth 1 -name 'linux-image-*.deb' | wc -l) linux-image package(s) in ${OUT#"$top"/}/deb"
 }
 
 summary=()
@@ -292,7 +305,7 @@ for c in $CHECKS; do
 		line=$(printf 'check: %-10s ok      %4ss  %s' "$c" "$secs" "$detail")
 	else
 		failed=$((failed + 1))
-		line=$(printf 'check: %-10s FAILED  %4ss  %s (log: build/check/%s.log)' "$c" "$secs" "$detail" "$c")
+		line=$(printf 'check: %-10s FAILED  %4ss  %s (log: %s/%s.log)' "$c" "$secs" "$detail" "${out#"$top"/}" "$c")
 		tail -n 15 "$out/$c.log" | sed 's/^/    | /'
 	fi
 	echo "$line"

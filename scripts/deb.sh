@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make deb: Debian packages of the patched kernel for a real NUMA machine,
-# built with the kernel's own 'make bindeb-pkg' into build/deb/.
+# built with the kernel's own 'make bindeb-pkg' into build/BASE/deb/.
 #
 #   KCONFIG=FILE   the configuration: a full .config (e.g. a distribution's
 #                  /boot/config-*), brought up to date with olddefconfig, or
@@ -15,8 +15,13 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # Kernel scripts run '#!/usr/bin/env python3': give them the provisioned one.
 PATH="$("$top/scripts/python-bin.sh"):$PATH"
-tree=$top/build/linux
-debdir=$top/build/deb
+# The base's work tree and build outputs (base.mk; the Makefile exports them).
+TREE=${TREE:-build/linux-7.3}
+OUT=${OUT:-build/7.3}
+case $TREE in /*) ;; *) TREE=$top/$TREE ;; esac
+case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
+tree=$TREE
+debdir=$OUT/deb
 obj=$debdir/obj
 running=/boot/config-$(uname -r)
 
@@ -26,7 +31,7 @@ if [ -z "$kconfig" ]; then
 fi
 [ -f "$kconfig" ] || { echo "deb: no config file '$kconfig'" >&2; exit 1; }
 kconfig=$(cd "$(dirname "$kconfig")" && pwd)/$(basename "$kconfig")
-[ -f "$tree/Makefile" ] || { echo "deb: no kernel tree in build/linux: run 'make tree'" >&2; exit 1; }
+[ -f "$tree/Makefile" ] || { echo "deb: no kernel tree in $tree: run 'make tree'" >&2; exit 1; }
 
 cc=$("$top/scripts/cc.sh")
 kmake() { make -s -C "$tree" O="$obj" ARCH=x86_64 CC="$cc" LOCALVERSION="${LOCALVERSION:--zlc}" "$@"; }
@@ -50,7 +55,7 @@ fi
 grep -q '^CONFIG_NUMA=y' "$obj/.config" ||
 	echo "deb: warning: this configuration has no CONFIG_NUMA: the zonelist cache is compiled out" >&2
 
-# bindeb-pkg leaves the packages next to the output directory, in build/deb/.
+# bindeb-pkg leaves the packages next to the output directory, in $debdir.
 rm -f "$debdir"/*.deb "$debdir"/*.changes "$debdir"/*.buildinfo
 kmake -j"$(nproc)" bindeb-pkg
 
@@ -62,19 +67,21 @@ image=("$debdir"/linux-image-"${release}"_*.deb)
 contents=$(dpkg-deb --contents "${image[0]}")
 grep -q "boot/vmlinuz-$release\$" <<< "$contents" ||
 	{ echo "deb: ${image[0]} holds no boot/vmlinuz-$release" >&2; exit 1; }
+rel=${debdir#"$top"/}
+sel=${OUT#"$top"/}/selftests
 cat <<EOF
 
-deb: built in build/deb/:
+deb: built in $rel/:
 $(cd "$debdir" && ls -1 ./*.deb | sed 's|^\./|  |')
 
 To install it on a NUMA machine running Debian or Ubuntu:
-  sudo dpkg -i build/deb/linux-image-${release}_*.deb
+  sudo dpkg -i $rel/linux-image-${release}_*.deb
   sudo reboot          # pick ${release} in the boot menu if it is not the default
 
 Then, on that machine, check that the cache is there and measure it:
   cat /proc/sys/vm/zonelist_cache             # 1: on
   grep zlc_ /proc/vmstat
-  make build/selftests/zonelist_cache_memhog  # or build it from tools/testing/selftests/mm
-  sudo build/selftests/zonelist_cache_memhog -m compare -p 90 -t \$(nproc) -r 5
+  make $sel/zonelist_cache_memhog  # or build it from tools/testing/selftests/mm
+  sudo $sel/zonelist_cache_memhog -m compare -p 90 -t \$(nproc) -r 5
   sudo make bench HW=1                        # the same, into results/
 EOF

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build the kernel in build/linux with config fragments from configs/,
+# Build the kernel in build/linux-BASE with config fragments from configs/,
 # out of tree in its own directory:
 #
 #   kbuild.sh NAME [make targets...]      (default target: bzImage)
@@ -24,9 +24,14 @@ shift
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(bzImage)
 
-src=${TREE:-$top/build/linux}
+# The base's work tree and build outputs (base.mk; the Makefile exports them).
+TREE=${TREE:-build/linux-7.3}
+OUT=${OUT:-build/7.3}
+case $TREE in /*) ;; *) TREE=$top/$TREE ;; esac
+case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
+src=$TREE
 read -r -a frags <<< "${FRAGMENT:-$top/configs/$name.config}"
-out=${KBUILD_OUT:-$top/build/$name}
+out=${KBUILD_OUT:-$OUT/$name}
 [ -f "$src/Makefile" ] || { echo "kbuild.sh: no kernel tree in $src: run 'make tree'" >&2; exit 1; }
 for i in "${!frags[@]}"; do
 	f=${frags[$i]}

@@ -1,28 +1,38 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The kernel work tree and the patch series: fetch the pinned base, keep it
-# as a git repository in build/linux, apply patches/series, and export the
-# commits on top of the base back to patches/.
+# The kernel work tree and the patch series of one base: fetch the pinned
+# base, keep it as a git repository in build/linux-BASE, apply the base's
+# series file, and export the commits on top of the base back to it.
 #
 #   series.sh tree           fetch, verify, extract, commit as 'base', apply
-#   series.sh export         write patches/NNNN-*.patch and patches/series
-#   series.sh check-export   fail when build/linux holds work not in patches/
+#   series.sh export         write NNNN-*.patch and series into PATCHES
+#   series.sh check-export   fail when the work tree holds work not in PATCHES
 #
 # Settings come from the environment (the Makefile passes base.mk along):
 #   BASE_PKG BASE_VERSION BASE_SHA256  the pinned Debian package
+#   BASE_SUITE                         its Debian suite; one the machine's
+#                                      apt does not list is reached through
+#                                      a private sources list in build/apt/
+#   TREE PATCHES                       the work tree and the series directory
 #   SKIP_HASH=1                        accept a .deb whose hash is not pinned
 #   FORCE=1                            'tree' may reset a tree holding
 #                                      unexported work (a backup ref is kept)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-TREE=${TREE:-$top/build/linux}
+TREE=${TREE:-$top/build/linux-7.3}
+case $TREE in /*) ;; *) TREE=$top/$TREE ;; esac
 DL=${DL:-$top/build/dl}
 PATCHES=${PATCHES:-$top/patches}
+case $PATCHES in /*) ;; *) PATCHES=$top/$PATCHES ;; esac
 : "${BASE_PKG:?set BASE_PKG (see base.mk)}"
 : "${BASE_VERSION:?set BASE_VERSION (see base.mk)}"
 BASE_SHA256=${BASE_SHA256:-}
+BASE_SUITE=${BASE_SUITE:-}
+# Names for messages: relative to the top.
+tname=${TREE#"$top"/}
+pname=${PATCHES#"$top"/}/
 
 # A fixed identity and date for the base commit, so that every machine
 # creates the same 'base' commit id and 'base-commit:' lines do not churn.
@@ -41,26 +51,54 @@ deb_path() {
 	echo "$DL/${BASE_PKG}_${BASE_VERSION//:/%3a}_all.deb"
 }
 
+# apt options that reach BASE_SUITE: none when the machine's apt lists it;
+# otherwise a private sources list naming the machine's own Debian mirror
+# with that suite, and private package lists and cache, so that the
+# machine's apt configuration is never changed.
+APT=()
+apt_setup() {
+	local targets mirror d keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+	[ -n "$BASE_SUITE" ] || return 0
+	# shellcheck disable=SC2016 # apt's own $(FIELD) placeholders
+	targets=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 'Created-By: Packages' 2>/dev/null | sort -u)
+	if grep -q " $BASE_SUITE\$" <<< "$targets"; then
+		return 0
+	fi
+	mirror=$(awk '$2 !~ /-security$/ { print $1; exit }' <<< "$targets")
+	[ -n "$mirror" ] || mirror=http://deb.debian.org/debian/
+	d=$top/build/apt/$BASE_SUITE
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+	if [ -f "$keyring" ]; then
+		echo "deb [signed-by=$keyring] $mirror $BASE_SUITE main" > "$d/sources.list"
+	else
+		echo "deb $mirror $BASE_SUITE main" > "$d/sources.list"
+	fi
+	APT=(-o "Dir::Etc::SourceList=$d/sources.list" -o Dir::Etc::SourceParts=/dev/null
+	     -o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache")
+}
+
 fetch_deb() {
-	local deb
+	local deb where=${BASE_SUITE:-"the machine's suites"}
 	deb=$(deb_path)
 	mkdir -p "$DL"
 	if [ ! -f "$deb" ]; then
-		if ! apt-cache show "$BASE_PKG=$BASE_VERSION" >/dev/null 2>&1; then
-			say "apt does not know $BASE_PKG $BASE_VERSION yet: apt-get update"
-			apt-get update -qq || die "apt-get update failed"
+		apt_setup
+		if ! apt-cache "${APT[@]}" show "$BASE_PKG=$BASE_VERSION" >/dev/null 2>&1; then
+			say "apt does not know $BASE_PKG $BASE_VERSION yet: apt-get update ($where)"
+			apt-get "${APT[@]}" update -qq || die "apt-get update failed ($where)"
 		fi
-		if ! apt-cache show "$BASE_PKG=$BASE_VERSION" >/dev/null 2>&1; then
-			echo "series.sh: $BASE_PKG $BASE_VERSION is not in the archive (any more)." >&2
+		if ! apt-cache "${APT[@]}" show "$BASE_PKG=$BASE_VERSION" >/dev/null 2>&1; then
+			echo "series.sh: $BASE_PKG $BASE_VERSION is not in $where (any more)." >&2
 			echo "  Versions apt offers now:" >&2
-			apt-cache madison "$BASE_PKG" 2>/dev/null | awk '{print "    " $3}' >&2
+			apt-cache "${APT[@]}" madison "$BASE_PKG" 2>/dev/null | awk '{print "    " $3}' | grep . >&2 ||
+				echo "    none" >&2
 			echo "  Pick one and run: make tree BASE_VERSION=<version> BASE_SHA256=<sha256>" >&2
 			echo "  (or SKIP_HASH=1 instead of BASE_SHA256 to skip the hash check)," >&2
 			echo "  then update base.mk once the series applies." >&2
 			exit 1
 		fi
-		say "downloading $BASE_PKG $BASE_VERSION"
-		(cd "$DL" && apt-get download -q "$BASE_PKG=$BASE_VERSION" 2>&1 |
+		say "downloading $BASE_PKG $BASE_VERSION ($where)"
+		(cd "$DL" && apt-get "${APT[@]}" download -q "$BASE_PKG=$BASE_VERSION" 2>&1 |
 			grep -v 'unsandboxed as root' || true)
 		[ -f "$deb" ] || die "apt-get download did not produce $deb"
 	fi
@@ -110,13 +148,13 @@ create_tree() {
 	rmdir "$tmp"
 }
 
-# The patches named in patches/series, in order.
+# The patches named in the series file, in order.
 series_files() {
 	[ -f "$PATCHES/series" ] || return 0
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$PATCHES/series"
 }
 
-# Fingerprint of what patches/ holds; and of what the tree would export.
+# Fingerprint of what the series directory holds; and of what the tree would export.
 patches_sum() {
 	local f
 	series_files | while read -r f; do
@@ -151,7 +189,7 @@ dirty_files() {
 apply_series() {
 	local f n=0
 	for f in $(series_files); do
-		[ -f "$PATCHES/$f" ] || die "patches/series names $f, which does not exist"
+		[ -f "$PATCHES/$f" ] || die "${pname}series names $f, which does not exist"
 		if ! tgit am -q --committer-date-is-author-date "$PATCHES/$f"; then
 			tgit am --abort || true
 			die "patch $f does not apply to the base; the tree is left at the last good patch"
@@ -167,7 +205,7 @@ cmd_tree() {
 		local have
 		have=$(cat "$TREE/.git/zlc-base" 2>/dev/null || echo unknown)
 		if [ "$have" != "$BASE_PKG $BASE_VERSION" ]; then
-			die "build/linux is based on '$have', base.mk pins '$BASE_PKG $BASE_VERSION'. Export and commit any work, then remove build/linux and run 'make tree' again."
+			die "$tname is based on '$have', base.mk pins '$BASE_PKG $BASE_VERSION'. Export and commit any work, then remove $tname and run 'make tree' again."
 		fi
 	else
 		fetch_deb
@@ -178,34 +216,34 @@ cmd_tree() {
 
 	if [ -n "$(dirty_files)" ]; then
 		dirty_files | head -n 20 >&2
-		die "build/linux has uncommitted changes (above): commit them there and 'make export', or discard them. Nothing was changed."
+		die "$tname has uncommitted changes (above): commit them there and 'make export', or discard them. Nothing was changed."
 	fi
 	local want now synced
 	want=$(patches_sum)
 	now=$(tree_sum)
 	if [ "$want" = "$now" ]; then
-		say "build/linux is up to date with patches/ ($(series_files | wc -l) patches)"
+		say "$tname is up to date with $pname ($(series_files | wc -l) patches)"
 		return 0
 	fi
 	synced=$(cat "$TREE/.git/zlc-synced" 2>/dev/null || true)
 	if [ "$now" != "$synced" ] && [ "${FORCE:-0}" != 1 ]; then
-		echo "series.sh: build/linux holds commits that are not in patches/:" >&2
+		echo "series.sh: $tname holds commits that are not in $pname:" >&2
 		tgit log --oneline base..HEAD >&2
-		die "run 'make export' and commit patches/ (or FORCE=1 to reset to patches/; a backup ref is kept). Nothing was changed."
+		die "run 'make export' and commit $pname (or FORCE=1 to reset to $pname; a backup ref is kept). Nothing was changed."
 	fi
 	local backup
 	backup="backup/$(date +%Y%m%d-%H%M%S)"
 	tgit branch -f "$backup" HEAD
-	say "patches/ changed: re-applying the series (old HEAD kept as $backup)"
+	say "$pname changed: re-applying the series (old HEAD kept as $backup)"
 	tgit reset -q --hard base
 	apply_series
 }
 
 cmd_export() {
-	[ -d "$TREE/.git" ] || die "no build/linux: run 'make tree' first"
+	[ -d "$TREE/.git" ] || die "no $tname: run 'make tree' first"
 	if [ -n "$(dirty_files)" ]; then
 		dirty_files | head -n 20 >&2
-		die "build/linux has uncommitted changes (above): commit them first; only commits are exported"
+		die "$tname has uncommitted changes (above): commit them first; only commits are exported"
 	fi
 	local tmp f changed=0
 	tmp=$(mktemp -d)
@@ -231,20 +269,20 @@ cmd_export() {
 	rm -rf "$tmp"
 	patches_sum > "$TREE/.git/zlc-synced"
 	if [ $changed = 0 ]; then
-		say "patches/ already matches build/linux ($(series_files | wc -l) patches)"
+		say "$pname already matches $tname ($(series_files | wc -l) patches)"
 	else
-		say "exported $(series_files | wc -l) patches; review 'git diff patches/' and commit"
+		say "exported $(series_files | wc -l) patches; review 'git diff $pname' and commit"
 	fi
 }
 
 cmd_check_export() {
 	if [ ! -d "$TREE/.git" ]; then
-		say "no build/linux work tree: nothing to lose"
+		say "no $tname work tree: nothing to lose"
 		return 0
 	fi
 	local bad=0 tmp f
 	if [ -n "$(dirty_files)" ]; then
-		echo "build/linux has uncommitted changes:" >&2
+		echo "$tname has uncommitted changes:" >&2
 		dirty_files | head -n 20 >&2
 		bad=1
 	fi
@@ -252,30 +290,30 @@ cmd_check_export() {
 	export_to "$tmp"
 	for f in $(cat "$tmp/series"); do
 		if [ ! -f "$PATCHES/$f" ]; then
-			echo "not in patches/: $f" >&2
+			echo "not in $pname: $f" >&2
 			bad=1
 		elif ! cmp -s "$tmp/$f" "$PATCHES/$f"; then
-			echo "differs from build/linux: patches/$f" >&2
+			echo "differs from $tname: $pname$f" >&2
 			bad=1
 		fi
 	done
 	for f in $(series_files); do
 		if [ ! -f "$tmp/$f" ]; then
-			echo "in patches/series but not a commit in build/linux: $f" >&2
+			echo "in ${pname}series but not a commit in $tname: $f" >&2
 			bad=1
 		fi
 	done
 	if ! cmp -s "$tmp/series" "$PATCHES/series" 2>/dev/null &&
 	   [ -n "$(cat "$tmp/series")$(series_files)" ]; then
-		echo "patches/series differs from base..HEAD in build/linux" >&2
+		echo "${pname}series differs from base..HEAD in $tname" >&2
 		bad=1
 	fi
 	rm -rf "$tmp"
 	if [ $bad != 0 ]; then
-		echo "check-export: build/linux and patches/ differ: 'make export' (or 'make tree' if patches/ is newer)" >&2
+		echo "check-export: $tname and $pname differ: 'make export' (or 'make tree' if $pname is newer)" >&2
 		return 1
 	fi
-	say "check-export: patches/ matches build/linux ($(series_files | wc -l) patches)"
+	say "check-export: $pname matches $tname ($(series_files | wc -l) patches)"
 }
 
 case "${1:-}" in

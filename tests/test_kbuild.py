@@ -1,5 +1,5 @@
 """scripts/kbuild.sh: config fragments merged by merge_config.sh (needs
-build/linux, which 'make test' fetches before pytest runs)."""
+the work tree, build/linux-BASE, which 'make test' fetches before pytest runs)."""
 
 import os
 import subprocess

@@ -1,17 +1,30 @@
 """Kernel scripts started through '#!/usr/bin/env python3' find the Python
 'make deps' provisions, whatever python3 comes first on PATH (issue 20: a
 pyenv python3 without ply crashed checkpatch's SPDX check); and a check
-whose tool crashes fails as a crash, not with findings.  Needs build/linux,
-which 'make test' fetches before pytest runs."""
+whose tool crashes fails as a crash, not with findings.  Needs the work
+tree of BASE (build/linux-7.3), which 'make test' fetches before pytest
+runs."""
 
 import os
 import subprocess
 
 import pytest
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TREE = os.path.join(TOP, "build", "linux")
-SPDX_PATCH = os.path.join(TOP, "patches", "0007-selftests-mm-add-a-memory-hog-for-the-zonelist-cache.patch")
+from zlctool import guest
+
+TOP = guest.TOP
+TREE = guest.TREE
+SERIES_DIR = os.path.join(TOP, os.environ.get("PATCHES", "patches"))
+
+
+def spdx_patch():
+    """The first patch of the series that adds a file with an SPDX line."""
+    for name in sorted(os.listdir(SERIES_DIR)):
+        path = os.path.join(SERIES_DIR, name)
+        if name[:4].isdigit() and name.endswith(".patch") and \
+                "+// SPDX-License-Identifier" in open(path).read():
+            return path
+    raise AssertionError(f"no patch in {SERIES_DIR} adds an SPDX line")
 
 
 @pytest.fixture
@@ -38,8 +51,7 @@ def env_with(first, **extra):
 def test_the_trap_is_real_without_the_fix(plyless):
     # checkpatch.pl run bare with that python3 first: spdxcheck.py crashes
     # on the patch's SPDX line (and checkpatch takes the license as valid).
-    assert "SPDX-License-Identifier" in open(SPDX_PATCH).read()
-    r = subprocess.run(["scripts/checkpatch.pl", "--strict", "--terse", "--no-summary", SPDX_PATCH],
+    r = subprocess.run(["scripts/checkpatch.pl", "--strict", "--terse", "--no-summary", spdx_patch()],
                        cwd=TREE, capture_output=True, text=True, env=env_with(plyless))
     assert "No module named 'ply'" in r.stderr
 
@@ -49,7 +61,7 @@ def test_checkpatch_check_passes_with_a_plyless_python3_first(plyless):
                        env=env_with(plyless, CHECKS="checkpatch"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "check: checkpatch ok" in r.stdout
-    log = open(os.path.join(TOP, "build", "check", "checkpatch.log")).read()
+    log = open(os.path.join(guest.OUT, "check", "checkpatch.log")).read()
     assert "Traceback" not in log and "CRASH" not in log
 
 
@@ -59,8 +71,8 @@ def test_a_crashing_checkpatch_fails_as_a_crash_not_as_findings(plyless):
                        env=env_with(plyless, CHECKS="checkpatch", PY=str(plyless / "python3")))
     assert r.returncode == 1
     assert "checkpatch.pl CRASHED on" in r.stdout
-    log = open(os.path.join(TOP, "build", "check", "checkpatch.log")).read()
-    assert "CRASH: 0007-" in log and "No module named 'ply'" in log
+    log = open(os.path.join(guest.OUT, "check", "checkpatch.log")).read()
+    assert "CRASH: " + os.path.basename(spdx_patch())[:5] in log and "No module named 'ply'" in log
     assert "FINDING:" not in log
 
 

@@ -102,7 +102,7 @@ def sh(cmd, **kw):
 
 def build_hog():
     """The selftest, statically, so that it runs in the busybox guests."""
-    hog = os.path.join(TOP, "build", "selftests", HOG)
+    hog = os.path.join(guest.OUT, "selftests", HOG)
     sh(["make", "-s", "tree"])
     sh(["make", "-s", os.path.relpath(hog, TOP)])
     return hog
@@ -111,16 +111,16 @@ def build_hog():
 def build(args):
     """Both kernels from configs/guest.config (make guest, make base-guest),
     and the selftest, statically.  With --nodes-shift 10 both get
-    configs/nodes10.config on top, in build/guest-nodes10 and
-    build/guest-base-nodes10."""
+    configs/nodes10.config on top, in build/BASE/guest-nodes10 and
+    build/BASE/guest-base-nodes10."""
     sh(["make", "-s", "guest"])
-    out = {"patched": "build/guest"}
+    out = {"patched": os.path.join(guest.OUT, "guest")}
     if not getattr(args, "patched_only", False):
         sh(["make", "-s", "base-guest"])
-        out["base"] = "build/guest-base"
+        out["base"] = os.path.join(guest.OUT, "guest-base")
     if args.nodes_shift != 6:
         frags = "configs/guest.config configs/nodes%d.config" % args.nodes_shift
-        for kernel, tree in (("patched", "build/linux"), ("base", "build/linux-base")):
+        for kernel, tree in (("patched", guest.TREE), ("base", guest.TREE + "-base")):
             if kernel not in out:
                 continue
             out[kernel] += "-nodes%d" % args.nodes_shift
@@ -224,10 +224,12 @@ def provenance(kernel_dir=None):
                 break
     return dict(kernel=open(release).read().strip() if os.path.exists(release)
                 else os.uname().release,
-                # The commit the kernel was built from (build/linux's HEAD:
-                # patches/ applied, make tree refuses otherwise), and the
-                # git tree of patches/ in the project, committed or not.
-                series=first_line(["git", "-C", "build/linux", "rev-parse", "--short", "HEAD"]),
+                # The commit the kernel was built from (the work tree's
+                # HEAD: the series applied, make tree refuses otherwise),
+                # and the git tree of patches/ in the project, committed
+                # or not.
+                base=guest.BASE,
+                series=first_line(["git", "-C", guest.TREE, "rev-parse", "--short", "HEAD"]),
                 patches=first_line(["sh", "-c", "[ -z \"$(git status --porcelain -- patches)\" ] "
                                     "&& git rev-parse --short HEAD:patches || echo uncommitted"]),
                 qemu=first_line(["qemu-system-x86_64", "--version"]),

@@ -39,8 +39,13 @@ import time
 from . import topology
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TREE = os.path.join(TOP, "build", "linux")
-RESULTS = os.path.join(TOP, "build", "test-results")
+# The base the tooling works on: base.mk's BASE, TREE and OUT, which the
+# Makefile exports (7.3, build/linux-7.3 and build/7.3 by default).
+BASE = os.environ.get("BASE", "7.3")
+TREE = os.path.join(TOP, os.environ.get("TREE", f"build/linux-{BASE}"))
+OUT = os.path.join(TOP, os.environ.get("OUT", f"build/{BASE}"))
+# Guest consoles: build/test-results/BASE/STAGE/NAME.log.
+RESULTS = os.path.join(TOP, "build", "test-results", BASE)
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest")
 EXIT_MARK = "ZLC-GUEST-EXIT="
 # QEMU counts instructions and the guest clock follows the count: 1 ns each.
@@ -165,7 +170,13 @@ def kunit_parser():
         sys.path.insert(0, path)
     import kunit_parser
     import kunit_printer
-    kunit_parser.stdout = kunit_printer.Printer(io.StringIO())
+    if hasattr(kunit_printer, "null_printer"):
+        # 6.13 on: parse_run_tests() takes the printer.
+        kunit_parser.zlc_parse = lambda lines: kunit_parser.parse_run_tests(
+            lines, kunit_printer.null_printer)
+    else:
+        kunit_parser.stdout = kunit_printer.Printer(io.StringIO())
+        kunit_parser.zlc_parse = kunit_parser.parse_run_tests
     return kunit_parser
 
 
@@ -204,7 +215,7 @@ def results(lines):
     kp = kunit_parser()
     plan_skip = next((m.group(1).strip() for m in map(PLAN_SKIP.match, lines) if m), None)
     lines = [UNNAMED.sub(r"\1 case \2 #", l) for l in lines]
-    test = kp.parse_run_tests(lines)
+    test = kp.zlc_parse(lines)
     if test.name == "<missing>":
         return Results([], plan_skip, 0, found=False)
     status = {kp.TestStatus.SUCCESS: "PASS", kp.TestStatus.SKIPPED: "SKIP"}
@@ -410,8 +421,8 @@ def shell(kernel, topo, binaries=(), append="", extra=()):
         shutil.rmtree(work, ignore_errors=True)
 
 
-KERNELS = {"patched": "build/guest/arch/x86/boot/bzImage",
-           "base": "build/guest-base/arch/x86/boot/bzImage"}
+KERNELS = {"patched": os.path.join(OUT, "guest/arch/x86/boot/bzImage"),
+           "base": os.path.join(OUT, "guest-base/arch/x86/boot/bzImage")}
 
 
 def main(argv=None):
@@ -420,7 +431,7 @@ def main(argv=None):
         description="Boot a kernel under QEMU (TCG) with a NUMA topology, run a command "
                     "or a shell in it.")
     p.add_argument("--kernel", default="patched",
-                   help="bzImage, or 'patched' / 'base' for build/guest(-base) (default patched)")
+                   help="bzImage, or 'patched' / 'base' for build/BASE/guest(-base) (default patched)")
     topology.add_arguments(p, default="1")
     p.add_argument("--bin", action="append", default=[], help="binary to put in /bin")
     p.add_argument("--append", default="", help="extra kernel command line")

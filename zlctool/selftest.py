@@ -68,10 +68,45 @@ def judge_run(label, status, tap, counts, min_passed):
     return passed, failed + (0 if ok else 1), skipped
 
 
+def hog_cases(args):
+    """(passed, failed, skipped) of the memory hog on 4 nodes and on 1."""
+    # Four nodes: the selftest runs and every result must pass.  At 70%
+    # of memory the hog spills past node 0, so nothing may skip: a skip
+    # ("did not spill") would leave zlc_skip and placement unchecked.
+    status, tap, counts = run_case(args.kernel, args.hog, 4, args.args,
+                                   args.timeout, args.kcsan_scope)
+    passed, failed, skipped = judge_run("[selftest 4 nodes]", status, tap, counts, 5)
+
+    # One node: the selftest skips, with its reason, and nothing fails.
+    status, tap, (p1, f1, s1, why) = run_case(args.kernel, args.hog, 1, args.args,
+                                              args.timeout, args.kcsan_scope)
+    for line in tap:
+        print(f"[selftest 1 node] {line}")
+    ok = status == KSFT_SKIP and why is not None and f1 == 0
+    print(f"[selftest 1 node] exit {status}: skipped ({why})"
+          + ("" if ok else "  <-- expected a clean skip"))
+    return passed + ok, failed + (not ok), skipped
+
+
+def locality_cases(args):
+    """(passed, failed, skipped) of the locality test on 2 and 4 nodes: the
+    node freed into gets the pages with the cache on as with it off.  A
+    skip (the scene could not be set) fails: it would leave placement
+    unchecked."""
+    passed = failed = skipped = 0
+    for nodes, window in ((2, 0), (4, 1)):
+        status, tap, counts = run_locality(args.kernel, args.locality, nodes, window,
+                                           args.timeout, args.kcsan_scope)
+        pl, fl, sl = judge_run(f"[locality {nodes} nodes, window node {window}]",
+                               status, tap, counts, 2)
+        passed, failed, skipped = passed + pl, failed + fl, skipped + sl
+    return passed, failed, skipped
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m zlctool.selftest", description=__doc__)
     p.add_argument("--kernel", required=True)
-    p.add_argument("--hog", required=True, help="the statically built selftest")
+    p.add_argument("--hog", help="the statically built zonelist_cache_memhog")
     p.add_argument("--locality", help="the statically built zonelist_cache_locality")
     p.add_argument("--args", default="-p 70 -t 2 -r 1 -P", help="selftest arguments")
     p.add_argument("--timeout", type=int, default=600)
@@ -79,37 +114,14 @@ def main(argv=None):
     p.add_argument("--kcsan-scope",
                    help="regex: only KCSAN reports naming a match fail the run")
     args = p.parse_args(argv)
+    if not args.hog and not args.locality:
+        p.error("give --hog, --locality or both")
 
     passed = failed = skipped = 0
     try:
-        # Four nodes: the selftest runs and every result must pass.  At 70%
-        # of memory the hog spills past node 0, so nothing may skip: a skip
-        # ("did not spill") would leave zlc_skip and placement unchecked.
-        status, tap, counts = run_case(args.kernel, args.hog, 4, args.args,
-                                       args.timeout, args.kcsan_scope)
-        p4, f4, s4 = judge_run("[selftest 4 nodes]", status, tap, counts, 5)
-        passed, failed, skipped = passed + p4, failed + f4, skipped + s4
-
-        # One node: the selftest skips, with its reason, and nothing fails.
-        status, tap, (p1, f1, s1, why) = run_case(args.kernel, args.hog, 1, args.args,
-                                                  args.timeout, args.kcsan_scope)
-        for line in tap:
-            print(f"[selftest 1 node] {line}")
-        ok = status == KSFT_SKIP and why is not None and f1 == 0
-        print(f"[selftest 1 node] exit {status}: skipped ({why})"
-              + ("" if ok else "  <-- expected a clean skip"))
-        passed += 1 if ok else 0
-        failed += 0 if ok else 1
-
-        # Locality: the node freed into gets the pages with the cache on as
-        # with it off.  A skip (the scene could not be set) fails the stage:
-        # it would leave placement unchecked.
-        for nodes, window in ((2, 0), (4, 1)) if args.locality else ():
-            status, tap, counts = run_locality(args.kernel, args.locality, nodes, window,
-                                               args.timeout, args.kcsan_scope)
-            pl, fl, sl = judge_run(f"[locality {nodes} nodes, window node {window}]",
-                                   status, tap, counts, 2)
-            passed, failed, skipped = passed + pl, failed + fl, skipped + sl
+        for run in ([hog_cases] if args.hog else []) + ([locality_cases] if args.locality else []):
+            p_, f_, s_ = run(args)
+            passed, failed, skipped = passed + p_, failed + f_, skipped + s_
     except guest.GuestError as e:
         print(f"[selftest] {e}", file=sys.stderr)
         failed += 1

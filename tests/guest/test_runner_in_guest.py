@@ -1,7 +1,7 @@
 """The guest layer against a real guest kernel (ZLC_GUEST_KERNEL=bzImage).
 
 Run by 'make test' after the guest kernel is built; on its own:
-    ZLC_GUEST_KERNEL=build/guest/arch/x86/boot/bzImage python3 -m pytest tests/guest
+    ZLC_GUEST_KERNEL=build/7.3/guest/arch/x86/boot/bzImage python3 -m pytest tests/guest
 """
 import os
 
