@@ -61,11 +61,13 @@ touched() {
 	git -C "$tree" diff --name-only base HEAD -- "$@" ':!tools' ':!Documentation'
 }
 
-# "file:123:45: warning: text" -> "file: warning: text", so that moved
-# lines compare equal; then one finding per line, sorted.
+# "file:123:45: warning: text" -> "file: warning: text", and kernel-doc's
+# "Warning: file:123 text" -> "Warning: file: text", so that moved lines
+# compare equal; then one finding per line, sorted.
 normalize() {
 	sed -E -e 's|^'"$tree"'/||; s|^'"$base_tree"'/||; s|^\.\./linux(-base)?/||' \
-	       -e 's/^([^: ]+):[0-9]+(:[0-9]+)?:/\1:/' | sort
+	       -e 's/^([^: ]+):[0-9]+(:[0-9]+)?:/\1:/' \
+	       -e 's/^(Warning|Error): ([^: ]+):[0-9]+ /\1: \2: /' | sort
 }
 
 # New findings: lines of $2 (patched) that $1 (base) does not have, as multisets.
@@ -228,9 +230,17 @@ w1_sparse() {
 	for o in "${objs[@]}"; do
 		rm -f "$OUT/$name/$o"
 	done
-	TREE=$src KBUILD_OUT=$OUT/$name FRAGMENT=$frag KBUILD_ARGS="W=1 C=2" \
+	local sparse rc
+	sparse=$("$top/scripts/sparse.sh") || return 1
+	TREE=$src KBUILD_OUT=$OUT/$name FRAGMENT=$frag KBUILD_ARGS="W=1 C=2 CHECK=$sparse" \
 		"$top/scripts/kbuild.sh" "$name" "${objs[@]}" > "$log.full" 2>&1
-	local rc=$?
+	rc=$?
+	# A checker the tree finds too old is switched off with a warning: a
+	# build that checked nothing must not pass as a clean one.
+	if grep -q 'specified, but .* is not available or not up to date' "$log.full"; then
+		echo "sparse did not run on $src: $(grep -m1 'not available' "$log.full")"
+		return 1
+	fi
 	grep -E '(warning|error):' "$log.full" > "$log"
 	return $rc
 }

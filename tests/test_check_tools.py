@@ -1,7 +1,10 @@
-"""Kernel scripts started through '#!/usr/bin/env python3' find the Python
+"""The tools make check and make test start.
+
+Kernel scripts started through '#!/usr/bin/env python3' find the Python
 'make deps' provisions, whatever python3 comes first on PATH (issue 20: a
 pyenv python3 without ply crashed checkpatch's SPDX check); and a check
-whose tool crashes fails as a crash, not with findings.  Needs the work
+whose tool crashes fails as a crash, not with findings; and a sparse too
+old for the tree fails the warnings check instead of checking nothing.  Needs the work
 tree of BASE (build/linux-7.3), which 'make test' fetches before pytest
 runs."""
 
@@ -83,3 +86,15 @@ def test_make_runs_kernel_scripts_with_the_provisioned_python(plyless):
                        capture_output=True, text=True, env=env_with(plyless))
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "/usr/bin/python3"
+
+
+def test_a_warnings_check_whose_sparse_is_too_old_for_the_tree_fails():
+    # Debian 12's sparse lacks __typeof_unqual__: 7.3's kbuild switches C=2
+    # off with a warning, and a check that checked nothing must not pass.
+    if guest.BASE == "6.12":
+        pytest.skip("6.12 takes Debian 12's sparse")
+    r = subprocess.run(["scripts/check.sh"], cwd=TOP, capture_output=True, text=True,
+                       env=dict(os.environ, CHECKS="warnings", SPARSE="/usr/bin/sparse"))
+    assert r.returncode == 1, r.stdout
+    log = open(os.path.join(guest.OUT, "check", "warnings.log")).read()
+    assert "sparse did not run on" in log
