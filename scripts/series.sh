@@ -51,30 +51,23 @@ deb_path() {
 	echo "$DL/${BASE_PKG}_${BASE_VERSION//:/%3a}_all.deb"
 }
 
-# apt options that reach BASE_SUITE: none when the machine's apt lists it;
-# otherwise a private sources list naming the machine's own Debian mirror
-# with that suite, and private package lists and cache, so that the
-# machine's apt configuration is never changed.
-APT=()
-apt_setup() {
-	local targets mirror d keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-	[ -n "$BASE_SUITE" ] || return 0
+# apt-get or apt-cache for BASE_SUITE: the machine's own when its apt lists
+# the suite, else through a private sources list (scripts/apt-suite.sh),
+# so that the machine's apt configuration is never changed.
+apt_for_base() {
 	# shellcheck disable=SC2016 # apt's own $(FIELD) placeholders
-	targets=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 'Created-By: Packages' 2>/dev/null | sort -u)
-	if grep -q " $BASE_SUITE\$" <<< "$targets"; then
-		return 0
-	fi
-	mirror=$(awk '$2 !~ /-security$/ { print $1; exit }' <<< "$targets")
-	[ -n "$mirror" ] || mirror=http://deb.debian.org/debian/
-	d=$top/build/apt/$BASE_SUITE
-	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
-	if [ -f "$keyring" ]; then
-		echo "deb [signed-by=$keyring] $mirror $BASE_SUITE main" > "$d/sources.list"
+	if [ -z "$BASE_SUITE" ] ||
+	   apt-get indextargets --format '$(RELEASE)' 'Created-By: Packages' 2>/dev/null |
+			grep -qx "$BASE_SUITE"; then
+		"$@"
 	else
-		echo "deb $mirror $BASE_SUITE main" > "$d/sources.list"
+		"$top/scripts/apt-suite.sh" "$BASE_SUITE" "$@"
 	fi
-	APT=(-o "Dir::Etc::SourceList=$d/sources.list" -o Dir::Etc::SourceParts=/dev/null
-	     -o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache")
+}
+
+# apt-cache show exits 0 for a version it does not know: ask for output.
+known_version() {
+	apt_for_base apt-cache show "$BASE_PKG=$BASE_VERSION" 2>/dev/null | grep -q '^Package:'
 }
 
 fetch_deb() {
@@ -82,15 +75,14 @@ fetch_deb() {
 	deb=$(deb_path)
 	mkdir -p "$DL"
 	if [ ! -f "$deb" ]; then
-		apt_setup
-		if ! apt-cache "${APT[@]}" show "$BASE_PKG=$BASE_VERSION" >/dev/null 2>&1; then
+		if ! known_version; then
 			say "apt does not know $BASE_PKG $BASE_VERSION yet: apt-get update ($where)"
-			apt-get "${APT[@]}" update -qq || die "apt-get update failed ($where)"
+			apt_for_base apt-get update -qq || die "apt-get update failed ($where)"
 		fi
-		if ! apt-cache "${APT[@]}" show "$BASE_PKG=$BASE_VERSION" >/dev/null 2>&1; then
+		if ! known_version; then
 			echo "series.sh: $BASE_PKG $BASE_VERSION is not in $where (any more)." >&2
 			echo "  Versions apt offers now:" >&2
-			apt-cache "${APT[@]}" madison "$BASE_PKG" 2>/dev/null | awk '{print "    " $3}' | grep . >&2 ||
+			apt_for_base apt-cache madison "$BASE_PKG" 2>/dev/null | awk '!seen[$3]++ { print "    " $3 }' | grep . >&2 ||
 				echo "    none" >&2
 			echo "  Pick one and run: make tree BASE_VERSION=<version> BASE_SHA256=<sha256>" >&2
 			echo "  (or SKIP_HASH=1 instead of BASE_SHA256 to skip the hash check)," >&2
@@ -98,7 +90,7 @@ fetch_deb() {
 			exit 1
 		fi
 		say "downloading $BASE_PKG $BASE_VERSION ($where)"
-		(cd "$DL" && apt-get "${APT[@]}" download -q "$BASE_PKG=$BASE_VERSION" 2>&1 |
+		(cd "$DL" && apt_for_base apt-get download -q "$BASE_PKG=$BASE_VERSION" 2>&1 |
 			grep -v 'unsandboxed as root' || true)
 		[ -f "$deb" ] || die "apt-get download did not produce $deb"
 	fi
