@@ -92,7 +92,7 @@ def test_tree_keeps_unexported_commits(work):
     commit(tree, "int a;\nint b;\nint c;\n", "mm: add c")
     head = git(tree, "rev-parse", "HEAD")
     r = run(env, "tree")
-    assert r.returncode != 0 and "not in patches/" in r.stderr
+    assert r.returncode != 0 and f"holds commits that are not in {patches}/" in r.stderr
     assert git(tree, "rev-parse", "HEAD") == head
 
 
