@@ -118,7 +118,7 @@ kunit-debug: tree $(OUT)/selftests/zonelist_cache_memhog ## KUnit and a spilling
 		--summary $(call COUNTS,selftest-debug)
 
 # The parts of 'make check' that fit in CI's budget.
-TEST_CHECKS ?= checkpatch kernel-doc warnings
+TEST_CHECKS ?= checkpatch kernel-doc warnings litmus
 # The backport's part of 'make test': its tree, its KUnit suite on 2 and 64
 # nodes (which builds it) and its locality selftest (which builds its guest).
 BACKPORT := 6.12
@@ -148,7 +148,7 @@ test: ## what CI runs: every stage of 7.3, the 6.12 backport's part, timed; last
 
 # --- upstream hygiene and packages -----------------------------------------
 
-check: tree ## checkpatch, kernel-doc, per-patch builds, configs, W=1/sparse and htmldocs vs base (CHECKS=...)
+check: tree ## checkpatch, kernel-doc, per-patch builds, configs, W=1/sparse, htmldocs, litmus (herd7), deb (CHECKS=...)
 	@scripts/deps.sh
 	@scripts/check.sh
 

@@ -17,6 +17,10 @@
 #               built the same way does not have
 #   htmldocs    make SPHINXDIRS=mm htmldocs: no warning from the new page
 #               or the kernel-doc it pulls in
+#   litmus      the litmus tests in litmus/ give, under the base tree's
+#               memory model (tools/memory-model, herd7), the result each
+#               states in its header: checked by the kernel's own
+#               scripts/checktheselitmus.sh
 #   deb         make deb builds installable packages (the guest config)
 #
 # CHECKS="checkpatch kernel-doc" runs a subset.  One line per check, a
@@ -38,7 +42,7 @@ case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
 tree=$TREE
 base_tree=$TREE-base
 out=$OUT/check
-ALL="checkpatch kernel-doc bisect configs warnings htmldocs deb"
+ALL="checkpatch kernel-doc bisect configs warnings htmldocs litmus deb"
 CHECKS=${CHECKS:-$ALL}
 mkdir -p "$out"
 
@@ -295,6 +299,25 @@ check_htmldocs() {
 	[ -z "$new" ] || echo "$new"
 	detail="Documentation/output/mm/zonelist_cache.html, $(grep -c . <<< "$new") problems"
 	[ -z "$new" ]
+}
+
+check_litmus() {
+	local herd lkmm=$OUT/lkmm tests n
+	herd=$("$top/scripts/herd7.sh") || { detail="no herd7"; return 1; }
+	# A copy of the tree's memory model, so that the work tree stays clean.
+	rm -rf "$lkmm" "$lkmm-out"
+	cp -r "$tree/tools/memory-model" "$lkmm"
+	mkdir -p "$lkmm/zlc" "$lkmm-out/zlc"
+	cp "$top"/litmus/*.litmus "$lkmm/zlc/"
+	tests=$(cd "$lkmm" && ls zlc/*.litmus)
+	n=$(wc -l <<< "$tests")
+	# shellcheck disable=SC2086 # one word per test
+	if ! (cd "$lkmm" && PATH=$herd:$PATH scripts/checktheselitmus.sh --destdir "$lkmm-out" -- $tests); then
+		detail="$n litmus tests: a result is not the one its header states"
+		return 1
+	fi
+	detail="$n litmus tests give the results their headers state ($(grep -h '^Observation' "$lkmm-out"/zlc/*.out |
+		awk '{ print $2 ": " $3 }' | paste -sd, - | sed 's/,/, /g'))"
 }
 
 check_deb() {
