@@ -54,9 +54,11 @@ if [ ! -f "$out/.config" ] || ! cat "${frags[@]}" | cmp -s - "$stamp"; then
 		tail -20 "$out/merge_config.log" >&2
 		exit 1
 	fi
-	if grep -q '^Value requested for' "$out/merge_config.log"; then
+	# "Value requested for CONFIG_X not in final .config" (7.3 puts
+	# "WARNING: " before it).
+	if grep -qE '^(WARNING: )?Value requested for' "$out/merge_config.log"; then
 		echo "kbuild.sh: Kconfig did not keep options that ${frags[*]##*/} ask for:" >&2
-		grep -A2 '^Value requested for' "$out/merge_config.log" | sed 's/^/  /' >&2
+		grep -A2 -E '^(WARNING: )?Value requested for' "$out/merge_config.log" | sed 's/^/  /' >&2
 		exit 1
 	fi
 	cat "${frags[@]}" > "$stamp"

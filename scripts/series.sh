@@ -65,9 +65,12 @@ apt_for_base() {
 	fi
 }
 
-# apt-cache show exits 0 for a version it does not know: ask for output.
+# apt-cache show exits 0 for a version it does not know: ask for output
+# (whole, so that no early exit of grep fails the pipe).
 known_version() {
-	apt_for_base apt-cache show "$BASE_PKG=$BASE_VERSION" 2>/dev/null | grep -q '^Package:'
+	local shown
+	shown=$(apt_for_base apt-cache show "$BASE_PKG=$BASE_VERSION" 2>/dev/null || true)
+	grep -q '^Package:' <<< "$shown"
 }
 
 fetch_deb() {
