@@ -104,6 +104,19 @@ def test_check_accepts_the_reduced_run_and_names_what_is_missing():
     assert any(p.startswith("churn patched off: no locality") for p in problems)
 
 
+def test_a_stressor_that_fails_with_the_cache_off_and_on_alike_is_not_the_caches(capsys):
+    by = {"stress": samples("stress")}
+    for s in by["stress"]:
+        if s["stressor"] == "numa_2_verify":
+            s["stress"], s["stress_fail"] = 2, 2
+    assert workloads.check(by, ["stress"]) == []
+    assert "with the cache off and on alike" in capsys.readouterr().out
+    # With the cache on alone, it is.
+    next(s for s in by["stress"] if s["stressor"] == "numa_2_verify" and s["variant"] == "off")["stress"] = 0
+    next(s for s in by["stress"] if s["stressor"] == "numa_2_verify" and s["variant"] == "off")["stress_fail"] = 0
+    assert len(workloads.check(by, ["stress"])) == 1
+
+
 def test_a_sample_cut_short_is_not_a_record():
     lines = console("busy")
     end = max(i for i, l in enumerate(lines) if l.startswith("zlc-sample-end"))

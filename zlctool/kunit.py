@@ -61,6 +61,8 @@ def build(tree, build_dir, kunitconfigs, jobs, label):
           flush=True)
     log = guest.log_path(label, "build")
     os.makedirs(os.path.dirname(log), exist_ok=True)
+    # 6.12's kunit.py makes the build directory with os.mkdir(): not its parent.
+    os.makedirs(build_dir, exist_ok=True)
     with open(log, "w") as f:
         r = subprocess.run(cmd, cwd=tree, stdout=f, stderr=subprocess.STDOUT)
     if r.returncode:
