@@ -24,7 +24,7 @@ STAGE    := $(PY) -m zlctool.stage $(RESULTS)
 KUNIT_TOPOLOGIES ?= 1 2 4 64 6G,cpus=0-1/1G
 KUNIT_CONFIGS    := configs/kunit.config $(TREE)/mm/tests/.kunitconfig
 
-.PHONY: help deps tree export check-export check-export-base kunit kunit-debug selftest locality hotplug pytest test bench compare guest base-guest run shell check deb
+.PHONY: help deps tree export check-export check-export-base kunit kunit-debug selftest locality hotplug pytest test bench compare guest base-tree base-guest run shell check deb
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -56,11 +56,13 @@ guest: tree ## build the patched guest kernel (configs/guest.config) into build/
 	@scripts/deps.sh
 	@scripts/kbuild.sh guest
 
-base-guest: tree ## build the unpatched base kernel, same config, into build/BASE/guest-base
-	@scripts/deps.sh
+base-tree: tree ## the unpatched base, checked out beside the work tree in build/linux-BASE-base
 	@git -C $(TREE) worktree list | grep -q '$(TREE)-base ' || \
 		git -C $(TREE) worktree add --quiet --detach $(CURDIR)/$(TREE)-base base
 	@git -C $(TREE)-base checkout -q --detach base
+
+base-guest: base-tree ## build the unpatched base kernel, same config, into build/BASE/guest-base
+	@scripts/deps.sh
 	@TREE=$(CURDIR)/$(TREE)-base KBUILD_OUT=$(CURDIR)/$(OUT)/guest-base scripts/kbuild.sh guest
 
 # --- booting it -------------------------------------------------------------
@@ -158,12 +160,13 @@ deb: tree ## Debian packages of the patched kernel in build/BASE/deb (KCONFIG=fi
 
 # --- measuring --------------------------------------------------------------
 
-bench: ## base vs off vs on: the hog and the workloads, into results/NAME/ (WORKLOADS=hog,stutter,churn,busy,stress ROUNDS= NAME= QUICK=1 ICOUNT=1 HW=1 NODES_SHIFT=10 MEM= BENCH_NODES=)
+bench: ## base vs off vs on: the hog and the workloads, into results/NAME/ (WORKLOADS=hog,stutter,churn,busy,stress ROUNDS= NAME= QUICK=1 ICOUNT=1 HW=1 CONFIG=distro|small NODES_SHIFT=10 MEM= BENCH_NODES= APPEND='movablecore=50%')
 	@scripts/deps.sh
 	$(PY) -m zlctool.bench $(if $(NAME),--name $(NAME)) $(if $(QUICK),--quick) $(if $(HW),--hw) \
 		$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(ROUNDS),--rounds $(ROUNDS)) \
 		$(if $(ICOUNT),--icount) $(if $(NODES_SHIFT),--nodes-shift $(NODES_SHIFT)) \
-		$(if $(MEM),--mem $(MEM)) $(if $(BENCH_NODES),--nodes $(BENCH_NODES))
+		$(if $(MEM),--mem $(MEM)) $(if $(BENCH_NODES),--nodes $(BENCH_NODES)) \
+		$(if $(CONFIG),--config $(CONFIG)) $(if $(APPEND),--append '$(APPEND)')
 
 # 'make compare A B': the words after 'compare' are run names, not targets.
 ifeq (compare,$(firstword $(MAKECMDGOALS)))

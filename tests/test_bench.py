@@ -79,5 +79,22 @@ def test_parse_console_keeps_placed_passes():
 
 def test_128_nodes_need_nodes_shift_10(capsys):
     with pytest.raises(SystemExit):
-        bench.main(["--nodes", "128", "--mem", "4G", "--name", "t"])
+        bench.main(["--config", "small", "--nodes", "128", "--mem", "4G", "--name", "t"])
     assert "this kernel takes 1..64" in capsys.readouterr().err
+
+
+def test_config_fragments():
+    """The distro config (the default) is guest.config with Debian's options
+    on top, for the base being measured; small is guest.config alone."""
+    class A:
+        config, nodes_shift = "distro", 10
+    frags, suffix = bench.config_fragments(A)
+    assert frags == ["configs/guest.config", "configs/distro.config",
+                     f"configs/distro-{bench.guest.BASE}.config"]
+    assert suffix == "-distro"
+    assert all(os.path.exists(os.path.join(bench.TOP, f)) for f in frags)
+    A.config, A.nodes_shift = "small", 6
+    assert bench.config_fragments(A) == (["configs/guest.config"], "")
+    A.nodes_shift = 10
+    assert bench.config_fragments(A) == (["configs/guest.config", "configs/nodes10.config"],
+                                         "-nodes10")

@@ -108,25 +108,39 @@ def build_hog():
     return hog
 
 
-def build(args):
-    """Both kernels from configs/guest.config (make guest, make base-guest),
-    and the selftest, statically.  With --nodes-shift 10 both get
-    configs/nodes10.config on top, in build/BASE/guest-nodes10 and
-    build/BASE/guest-base-nodes10."""
-    sh(["make", "-s", "guest"])
-    out = {"patched": os.path.join(guest.OUT, "guest")}
-    if not getattr(args, "patched_only", False):
-        sh(["make", "-s", "base-guest"])
-        out["base"] = os.path.join(guest.OUT, "guest-base")
+def config_fragments(args):
+    """The config fragments both kernels are built from, and the suffix of
+    their build directories: configs/guest.config alone (--config small),
+    or with the distribution-like options on top (--config distro, the
+    default: configs/distro.config and configs/distro-BASE.config), or
+    with configs/nodes10.config (--config small --nodes-shift 10)."""
+    frags = ["configs/guest.config"]
+    if args.config == "distro":
+        frags += ["configs/distro.config", f"configs/distro-{guest.BASE}.config"]
+        return frags, "-distro"
     if args.nodes_shift != 6:
-        frags = "configs/guest.config configs/nodes%d.config" % args.nodes_shift
-        for kernel, tree in (("patched", guest.TREE), ("base", guest.TREE + "-base")):
-            if kernel not in out:
-                continue
-            out[kernel] += "-nodes%d" % args.nodes_shift
-            sh(["scripts/kbuild.sh", "guest"], env=dict(
-                os.environ, FRAGMENT=frags, TREE=os.path.join(TOP, tree),
-                KBUILD_OUT=os.path.join(TOP, out[kernel])))
+        frags.append("configs/nodes%d.config" % args.nodes_shift)
+        return frags, "-nodes%d" % args.nodes_shift
+    return frags, ""
+
+
+def build(args):
+    """Both kernels from the same config fragments (config_fragments()),
+    the patched one in build/BASE/guest[-SUFFIX], the base in
+    build/BASE/guest-base[-SUFFIX], and the selftest, statically."""
+    frags, suffix = config_fragments(args)
+    sh(["make", "-s", "tree"])
+    kernels = {"patched": guest.TREE}
+    if not getattr(args, "patched_only", False):
+        sh(["make", "-s", "base-tree"])
+        kernels["base"] = guest.TREE + "-base"
+    out = {}
+    for kernel, tree in kernels.items():
+        out[kernel] = os.path.join(guest.OUT, ("guest" if kernel == "patched" else "guest-base")
+                                   + suffix)
+        sh(["scripts/kbuild.sh", "guest"], env=dict(
+            os.environ, FRAGMENT=" ".join(frags), TREE=os.path.join(TOP, tree),
+            KBUILD_OUT=os.path.join(TOP, out[kernel])))
     hog = build_hog()
     return {k: os.path.join(TOP, v, "arch/x86/boot/bzImage") for k, v in out.items()}, hog
 
@@ -141,7 +155,7 @@ def boot_order(plan):
     return order
 
 
-def run_guests(kernels, hog, plan, mem, cpus, t0, name, extra=(), nodes_shift=6):
+def run_guests(kernels, hog, plan, mem, cpus, t0, name, extra=(), nodes_shift=6, append=""):
     records = []
     rounds = plan.get("rounds", 1)
     order = boot_order(plan)
@@ -169,7 +183,7 @@ def run_guests(kernels, hog, plan, mem, cpus, t0, name, extra=(), nodes_shift=6)
         progress_boot.start(f"round {rnd + 1}/{rounds}, {kernel} kernel, {topo.describe()}")
         res = guest.run(kernels[kernel], topo, script, binaries=[hog], timeout=7200,
                         stage=f"bench-{name}", name=f"{kernel}-{topo.label()}-r{rnd + 1}",
-                        on_line=progress, extra=extra, quiet=True)
+                        on_line=progress, extra=extra, append=append, quiet=True)
         log = os.path.relpath(res.log, TOP)
         progress_boot.finish(f"round {rnd + 1}/{rounds}, {kernel} kernel, {topo.describe()}")
         if res.status != 0:
@@ -283,6 +297,13 @@ def main(argv=None):
     p.add_argument("--mem", default="2G", help="guest memory in all (default 2G)")
     p.add_argument("--cpus", default="2", help="vCPUs on node 0 (default 2)")
     p.add_argument("--nodes", help="override: comma list of node counts")
+    p.add_argument("--config", default="distro", choices=("distro", "small"),
+                   help="distro (default): configs/guest.config with the allocator-relevant "
+                   "options of Debian's own config on top (configs/distro*.config: JUMP_LABEL, "
+                   "NODES_SHIFT=10, memcg, cpusets, the preemption model); small: "
+                   "configs/guest.config alone, the fast tests' config")
+    p.add_argument("--append", default="",
+                   help="more kernel command line for the hog's guests, e.g. movablecore=50%%")
     p.add_argument("--nodes-shift", type=int, default=6, choices=(6, 10),
                    help="the kernels' CONFIG_NODES_SHIFT (10: configs/nodes10.config, "
                         "up to 128 nodes)")
@@ -297,6 +318,8 @@ def main(argv=None):
     p.add_argument("--patched-only", action="store_true",
                    help="workloads: boot only the patched kernel (off and on; make test)")
     args = p.parse_args(argv)
+    if args.config == "distro":
+        args.nodes_shift = 10       # configs/distro.config has NODES_SHIFT=10
 
     if args.icount and args.hw:
         p.error("--icount runs guests; it does not go with --hw")
@@ -346,7 +369,7 @@ def main(argv=None):
             if "hog" in works:
                 records = run_guests(kernels, hog, plan, args.mem, args.cpus, t0, name,
                                      extra=ICOUNT_ARGS if args.icount else (),
-                                     nodes_shift=args.nodes_shift)
+                                     nodes_shift=args.nodes_shift, append=args.append)
             others = [w for w in works if w != "hog"]
             if others:
                 if args.patched_only:
@@ -361,6 +384,8 @@ def main(argv=None):
         return 1
     meta = dict(name=name, plan=plan, mem=args.mem, cpus=args.cpus, quick=args.quick,
                 nodes_shift=args.nodes_shift, workloads=works,
+                config=None if args.hw else " ".join(config_fragments(args)[0]),
+                append=args.append,
                 hw=args.hw, icount=args.icount, date=date,
                 seconds=round(time.monotonic() - t0), provenance=provenance(kernel_dir))
     if records:

@@ -81,6 +81,10 @@ def _ratios(records, pct, threads, field="sys"):
     out["base/floor"] = ratio(med("base", most), med("base", 1))
     out["on/base"] = ratio(med("on", most), med("base", most))
     out["on/off 1 node"] = ratio(med("on", 1), med("off", 1))
+    # Off means off: the patched kernel with the cache switched off against
+    # the unpatched base, on the headline topology and on 1 node.
+    out["off/base"] = ratio(med("off", most), med("base", most))
+    out["off/base 1 node"] = ratio(med("off", 1), med("base", 1))
     # Placed passes walk no zonelist: what is left of on/floor above
     # placed/floor is the walk's.
     out["on/placed"] = ratio(med("on", most), med("placed", most))
@@ -112,6 +116,7 @@ def _ratios(records, pct, threads, field="sys"):
 
 
 RATIO_KEYS = ("on/off", "on/floor", "off/floor", "base/floor", "on/base", "on/off 1 node",
+              "off/base", "off/base 1 node",
               "on/off 1 node, all rows", "on/off no spill", "on/placed", "placed/floor", "on/base floor")
 
 
@@ -190,7 +195,9 @@ def headline_text(h):
              f"  placed/floor at {h.get('nodes')} nodes:  {f('placed/floor')}",
              f"  on/base-floor at {h.get('nodes')} nodes: {f('on/base floor')}",
              f"  on/off on 1 node:           {f('on/off 1 node')}",
-             f"  on/off on 1 node, all rows: {f('on/off 1 node, all rows')}"]
+             f"  on/off on 1 node, all rows: {f('on/off 1 node, all rows')}",
+             f"  off/base at {h.get('nodes')} nodes:      {f('off/base')}",
+             f"  off/base on 1 node:         {f('off/base 1 node')}"]
     if "no spill row" in h:
         lines.append(f"  on/off with no spill:       {f('on/off no spill')}")
         lines.append(f"    (no-spill row: {h['no spill row']})")
@@ -238,7 +245,7 @@ def plot(records, path, meta=None, pct=HEADLINE["pct"], threads=HEADLINE["thread
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     styles = {"base": ("tab:gray", "s", 1.5, 2), "off": ("tab:blue", "o", 1.5, 2),
               "placed": ("tab:green", "v", 1.5, 2), "on": ("tab:red", "^", 3.0, 5)}
-    labels = {"base": "6.12 as shipped", "off": "patched, cache off",
+    labels = {"base": f"{(meta.get('provenance') or {}).get('base', 'base')} as shipped", "off": "patched, cache off",
               "on": "patched, cache on", "placed": "placed (no walk)"}
     for v, (color, marker, width, z) in styles.items():
         xs, ys, lo, hi = [], [], [], []
@@ -298,6 +305,8 @@ def report_text(records, meta):
              f"  kernel {prov.get('kernel', '?')}, series {prov.get('series', '?')}, "
              f"{prov.get('qemu', '?')}",
              f"  host {prov.get('host_cpu', '?')}, plan {json.dumps(meta.get('plan', {}))}",
+             f"  config {meta.get('config') or 'configs/guest.config'}"
+             + (f", kernel command line + {meta['append']}" if meta.get("append") else ""),
              ""]
     lines.append(icount_table(records) if field == "real" else table(records))
     return "\n".join(lines) + "\n\n" + headline_text(h), h
