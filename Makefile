@@ -140,7 +140,7 @@ test: ## what CI runs: every stage of 7.3, the 6.12 backport's part, timed; last
 		$(PY) -m pytest -q tests/guest
 	-@$(STAGE) selftest -- $(MAKE) -s selftest
 	-@$(STAGE) hotplug -- $(MAKE) -s hotplug
-	-@$(STAGE) workloads -- $(PY) -m zlctool.bench --quick --patched-only --check \
+	-@$(STAGE) workloads -- $(PY) -m zlctool.bench --quick --patched-only --check --config small \
 		--workloads stutter,churn,busy,stress --name smoke --results $(RESULTS)/bench
 	-@$(STAGE) check -- env CHECKS="$(TEST_CHECKS)" scripts/check.sh
 	-@$(STAGE) $(BACKPORT)-kunit -- $(IN_BACKPORT) kunit KUNIT_TOPOLOGIES='$(BACKPORT_KUNIT_TOPOLOGIES)'

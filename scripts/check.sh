@@ -46,7 +46,7 @@ ALL="checkpatch kernel-doc bisect configs warnings htmldocs litmus deb"
 CHECKS=${CHECKS:-$ALL}
 mkdir -p "$out"
 
-[ -d "$tree/.git" ] || { echo "check: no kernel tree in $tree: run 'make tree'" >&2; exit 2; }
+[ -e "$tree/.git" ] || { echo "check: no kernel tree in $tree: run 'make tree'" >&2; exit 2; }
 for c in $CHECKS; do
 	case " $ALL " in *" $c "*) ;; *) echo "check: unknown check '$c' (known: $ALL)" >&2; exit 2 ;; esac
 done
