@@ -36,6 +36,9 @@ pname=${PATCHES#"$top"/}/
 
 # A fixed identity and date for the base commit, so that every machine
 # creates the same 'base' commit id and 'base-commit:' lines do not churn.
+# It is also the committer of what 'git am' applies, so that 'tree' works on
+# a machine with no git identity; the tree itself gets none: commits made
+# there are the developer's own.
 export GIT_AUTHOR_NAME="zlc base" GIT_AUTHOR_EMAIL="base@localhost"
 export GIT_COMMITTER_NAME="zlc base" GIT_COMMITTER_EMAIL="base@localhost"
 
@@ -129,8 +132,6 @@ create_tree() {
 	rm -rf "$tmp/deb"
 	say "committing the pristine tree as 'base'"
 	git -C "$tmp/src" init -q -b work
-	git -C "$tmp/src" config user.name "$(git config user.name || echo Zonelist Cache Developers)"
-	git -C "$tmp/src" config user.email "$(git config user.email || echo zlc-dev@example.org)"
 	git -C "$tmp/src" config core.abbrev 12
 	git -C "$tmp/src" config gc.auto 0
 	git -C "$tmp/src" add -f -A .

@@ -1,5 +1,7 @@
 """scripts/series.sh export / check-export / tree on a small stand-in tree."""
+import hashlib
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -8,9 +10,26 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERIES = os.path.join(TOP, "scripts", "series.sh")
 
 
+# The developer's own identity, for the commits the tests make in the tree
+# (which, like the tree 'series.sh tree' creates, has none of its own).
+DEVELOPER = dict(GIT_AUTHOR_NAME="T", GIT_AUTHOR_EMAIL="t@example.org",
+                 GIT_COMMITTER_NAME="T", GIT_COMMITTER_EMAIL="t@example.org")
+
+
 def git(tree, *args):
     return subprocess.run(["git", "-C", str(tree), *args], check=True,
-                          capture_output=True, text=True).stdout
+                          capture_output=True, text=True,
+                          env=dict(os.environ, **DEVELOPER)).stdout
+
+
+def no_identity(env, home):
+    """env on a machine where git knows no one: no identity in the
+    environment, an empty home, no system config."""
+    env = {k: v for k, v in env.items()
+           if k not in ("EMAIL", "GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME")
+           and not k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_"))}
+    home.mkdir(exist_ok=True)
+    return dict(env, HOME=str(home), GIT_CONFIG_NOSYSTEM="1")
 
 
 @pytest.fixture
@@ -20,8 +39,6 @@ def work(tmp_path):
     tree.mkdir()
     patches.mkdir()
     git(tree, "init", "-q", "-b", "work")
-    git(tree, "config", "user.name", "T")
-    git(tree, "config", "user.email", "t@example.org")
     (tree / "mm.c").write_text("int a;\n")
     git(tree, "add", ".")
     git(tree, "commit", "-q", "-m", "base")
@@ -133,3 +150,44 @@ def test_tree_is_idempotent(work):
     r = run(env, "tree")
     assert r.returncode == 0 and "up to date" in r.stdout
     assert git(tree, "rev-parse", "HEAD") == head
+
+
+def fake_deb(tmp_path, env):
+    """A linux-source package holding the fixture's base (mm.c), in DL,
+    its hash pinned in env."""
+    pkg = tmp_path / "pkg"
+    (pkg / "DEBIAN").mkdir(parents=True)
+    (pkg / "DEBIAN" / "control").write_text(
+        "Package: pkg\nVersion: 1.0\nArchitecture: all\nMaintainer: T <t@example.org>\n"
+        "Description: a stand-in kernel source\n")
+    src = tmp_path / "src" / "linux-source-1.0"
+    src.mkdir(parents=True)
+    (src / "mm.c").write_text("int a;\n")
+    (pkg / "usr" / "src").mkdir(parents=True)
+    subprocess.run(["tar", "-cJf", str(pkg / "usr" / "src" / "linux-source-1.0.tar.xz"),
+                    "-C", str(src.parent), src.name], check=True)
+    dl = tmp_path / "dl"
+    dl.mkdir()
+    deb = dl / "pkg_1.0_all.deb"
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-b", str(pkg), str(deb)],
+                   check=True, capture_output=True)
+    return dict(env, DL=str(dl), BASE_SHA256=hashlib.sha256(deb.read_bytes()).hexdigest())
+
+
+@pytest.mark.skipif(not shutil.which("dpkg-deb"), reason="needs dpkg-deb")
+def test_tree_applies_the_series_with_no_git_identity(work, tmp_path):
+    tree, patches, env = work
+    commit(tree, "int a;\nint b;\n", "mm: add b")
+    run(env, "export")
+    shutil.rmtree(tree)
+    env = no_identity(fake_deb(tmp_path, env), tmp_path / "home")
+    r = run(env, "tree")
+    assert r.returncode == 0, r.stderr
+    assert "1 patches applied" in r.stdout
+    assert (tree / "mm.c").read_text() == "int a;\nint b;\n"
+    # The tree has no identity of its own: the developer's applies to
+    # their commits, never a made-up one.
+    for key in ("user.name", "user.email"):
+        assert subprocess.run(["git", "-C", str(tree), "config", "--local", key],
+                              capture_output=True).returncode == 1
+    assert run(env, "check-export").returncode == 0
