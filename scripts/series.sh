@@ -9,6 +9,11 @@
 #   series.sh export         write NNNN-*.patch and series into PATCHES
 #   series.sh check-export   fail when the work tree holds work not in PATCHES
 #
+# The stored series carries no Signed-off-by: lines: only a person can sign
+# off (the DCO), and that is whoever posts the series.  'export' leaves them
+# out, and 'check-export' and 'tree' compare without them, so that a work
+# tree whose commits a poster signed off still matches.
+#
 # Settings come from the environment (the Makefile passes base.mk along):
 #   BASE_PKG BASE_VERSION BASE_SHA256  the pinned Debian package
 #   BASE_SUITE                         its Debian suite; one the machine's
@@ -150,11 +155,27 @@ series_files() {
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$PATCHES/series"
 }
 
+# One patch (stdin) as the stored series keeps it: without its Signed-off-by:
+# lines, and without the blank line that then ends its message, as
+# format-patch writes a commit that has none.  Only the message, before the
+# first '---', is touched.
+unsigned() {
+	awk '
+		diff { print; next }
+		/^---$/ { diff = 1; held = 0; print; next }
+		!body { print; body = ($0 == ""); next }
+		/^Signed-off-by:/ { next }
+		$0 == "" { if (held) print ""; held = 1; next }
+		{ if (held) print ""; held = 0; print }
+		END { if (held) print "" }
+	'
+}
+
 # Fingerprint of what the series directory holds; and of what the tree would export.
 patches_sum() {
 	local f
 	series_files | while read -r f; do
-		cat "$PATCHES/$f"
+		unsigned < "$PATCHES/$f"
 	done | sha256sum | cut -d' ' -f1
 }
 
@@ -165,6 +186,8 @@ export_to() {
 	tgit format-patch -q "${FP_OPTS[@]}" -o "$out" base..HEAD >/dev/null
 	: > "$out/series"
 	for f in $(cd "$out" && ls [0-9][0-9][0-9][0-9]-*.patch 2>/dev/null); do
+		unsigned < "$out/$f" > "$out/$f.tmp"
+		mv "$out/$f.tmp" "$out/$f"
 		echo "$f" >> "$out/series"
 	done
 }
@@ -288,7 +311,7 @@ cmd_check_export() {
 		if [ ! -f "$PATCHES/$f" ]; then
 			echo "not in $pname: $f" >&2
 			bad=1
-		elif ! cmp -s "$tmp/$f" "$PATCHES/$f"; then
+		elif ! unsigned < "$PATCHES/$f" | cmp -s "$tmp/$f" -; then
 			echo "differs from $tname: $pname$f" >&2
 			bad=1
 		fi

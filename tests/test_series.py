@@ -191,3 +191,34 @@ def test_tree_applies_the_series_with_no_git_identity(work, tmp_path):
         assert subprocess.run(["git", "-C", str(tree), "config", "--local", key],
                               capture_output=True).returncode == 1
     assert run(env, "check-export").returncode == 0
+
+
+def test_sign_offs_are_neither_stored_nor_compared(work):
+    tree, patches, env = work
+    commit(tree, "int a;\nint b;\n", "mm: add b\n\nBecause b.")
+    commit(tree, "int a;\nint b;\nint c;\n", "mm: add c")       # a subject alone
+    assert run(env, "export").returncode == 0
+    stored = {p.name: p.read_text() for p in patches.iterdir()}
+    # A poster signs the commits off in the tree: the series still matches it.
+    git(tree, "rebase", "-q", "--exec", "git commit -q --amend --no-edit --signoff", "base")
+    assert git(tree, "log", "--format=%(trailers:key=Signed-off-by,valueonly)",
+               "base..").split() == ["T", "<t@example.org>"] * 2
+    r = run(env, "check-export")
+    assert r.returncode == 0, r.stderr
+    assert "up to date" in run(env, "tree").stdout
+    # ... and export writes the same files, with no sign-off in them.
+    assert "already matches" in run(env, "export").stdout
+    assert {p.name: p.read_text() for p in patches.iterdir()} == stored
+    assert "Signed-off-by" not in "".join(stored.values())
+    # A stored patch that carries one matches too; export takes it out.
+    name = "0001-mm-add-b.patch"
+    (patches / name).write_text(stored[name].replace(
+        "Because b.\n---\n", "Because b.\n\nSigned-off-by: Someone <s@example.org>\n---\n"))
+    assert run(env, "check-export").returncode == 0
+    assert run(env, "export").returncode == 0
+    assert (patches / name).read_text() == stored[name]
+    # Everything else still counts: the code differs.
+    (tree / "mm.c").write_text("int a;\nint b;\nint d;\n")
+    git(tree, "commit", "-q", "-a", "--amend", "--no-edit")
+    r = run(env, "check-export")
+    assert r.returncode != 0 and "differs from" in r.stderr and "0002-mm-add-c.patch" in r.stderr
