@@ -24,7 +24,7 @@ STAGE    := $(PY) -m zlctool.stage $(RESULTS)
 KUNIT_TOPOLOGIES ?= 1 2 4 64 6G,cpus=0-1/1G
 KUNIT_CONFIGS    := configs/kunit.config $(TREE)/mm/tests/.kunitconfig
 
-.PHONY: help deps tree export check-export check-export-base kunit kunit-debug selftest locality hotplug pytest test bench compare guest base-tree base-guest run shell check deb
+.PHONY: help deps tree export check-export check-export-base post kunit kunit-debug selftest locality hotplug pytest test bench compare guest base-tree base-guest run shell check deb
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -49,6 +49,10 @@ check-export: ## fail if a work tree (build/linux-7.3, build/linux-6.12) holds w
 
 check-export-base:
 	@scripts/series.sh check-export
+
+# No 'tree' prerequisite: without an identity, post fails before anything.
+post: ## the series to send, From: and Signed-off-by: you (git config user.name/email), into build/BASE/post/
+	@scripts/series.sh post
 
 # --- builds -----------------------------------------------------------------
 

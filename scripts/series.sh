@@ -8,11 +8,14 @@
 #   series.sh tree           fetch, verify, extract, commit as 'base', apply
 #   series.sh export         write NNNN-*.patch and series into PATCHES
 #   series.sh check-export   fail when the work tree holds work not in PATCHES
+#   series.sh post           write the series to send into OUT/post: the
+#                            cover letter and every patch, From: and
+#                            Signed-off-by: the poster (git's identity)
 #
 # The stored series carries no Signed-off-by: lines: only a person can sign
 # off (the DCO), and that is whoever posts the series.  'export' leaves them
 # out, and 'check-export' and 'tree' compare without them, so that a work
-# tree whose commits a poster signed off still matches.
+# tree whose commits a poster signed off still matches; 'post' signs.
 #
 # Settings come from the environment (the Makefile passes base.mk along):
 #   BASE_PKG BASE_VERSION BASE_SHA256  the pinned Debian package
@@ -20,6 +23,7 @@
 #                                      apt does not list is reached through
 #                                      a private sources list in build/apt/
 #   TREE PATCHES                       the work tree and the series directory
+#   OUT                                the base's build outputs ('post')
 #   SKIP_HASH=1                        accept a .deb whose hash is not pinned
 #   FORCE=1                            'tree' may reset a tree holding
 #                                      unexported work (a backup ref is kept)
@@ -38,6 +42,14 @@ BASE_SUITE=${BASE_SUITE:-}
 # Names for messages: relative to the top.
 tname=${TREE#"$top"/}
 pname=${PATCHES#"$top"/}/
+
+# The caller's identity as git's environment gives it, kept before the
+# fixed one below takes its place: 'post' signs with it (or with git's
+# config, user.name and user.email).
+POSTER_NAME=${GIT_AUTHOR_NAME:-}
+POSTER_EMAIL=${GIT_AUTHOR_EMAIL:-}
+OUT=${OUT:-build/7.3}
+case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
 
 # A fixed identity and date for the base commit, so that every machine
 # creates the same 'base' commit id and 'base-commit:' lines do not churn.
@@ -335,9 +347,79 @@ cmd_check_export() {
 	say "check-export: $pname matches $tname ($(series_files | wc -l) patches)"
 }
 
+# The series as its poster sends it, into OUT/post: the tree's commits
+# (which must match the stored series) made again with the poster as
+# author and committer and their Signed-off-by: added, then format-patch;
+# and the cover letter with its From: header set to the poster.  The new
+# commits are made with commit-tree from the trees git already has, so that
+# nothing is checked out and no branch moves; nothing refers to them after.
+cmd_post() {
+	local name email dir=$top
+	[ -d "$TREE/.git" ] && dir=$TREE
+	name=${POSTER_NAME:-$(git -C "$dir" config user.name || true)}
+	email=${POSTER_EMAIL:-$(git -C "$dir" config user.email || true)}
+	if [ -z "$name" ] || [ -z "$email" ]; then
+		die "post: no git identity: set git config user.name and user.email (they sign the series)"
+	fi
+	local me="$name <$email>" cover=$PATCHES/0000-cover-letter.patch post=$OUT/post
+	[ -d "$TREE/.git" ] || die "post: no $tname: run 'make tree' first"
+	[ -f "$cover" ] || die "post: no ${pname}0000-cover-letter.patch"
+	cmd_check_export > /dev/null ||
+		die "post: $tname and $pname differ (above): the series sent is what both hold"
+
+	# The cover letter's "[PREFIX 00/N]" gives the patches theirs.
+	local subject prefix total n
+	subject=$(sed -n 's/^Subject: \[\([^]]*\) 0*\/\([0-9][0-9]*\)\].*/\1 \2/p' "$cover" | head -n 1)
+	[ -n "$subject" ] || die "post: the cover letter's Subject: does not start [PATCH 00/N]"
+	prefix=${subject% *}
+	total=$((10#${subject##* }))
+	n=$(tgit rev-list --count base..HEAD)
+	[ "$n" -gt 0 ] || die "post: $tname has no commits on top of base"
+	[ "$n" = "$total" ] || die "post: the cover letter is for $total patches, $tname has $n"
+
+	# Only the poster signs: another's sign-off is refused, not sent on;
+	# the poster's own, if a commit has it already, is not added twice
+	# (commit --signoff would add it again when another trailer follows it).
+	local c who msg head
+	head=$(tgit rev-parse base)
+	for c in $(tgit rev-list --reverse base..HEAD); do
+		while IFS= read -r who; do
+			[ -z "$who" ] || [ "$who" = "$me" ] ||
+				die "post: '$(tgit log -1 --format=%s "$c")' is signed off by $who: only the poster signs (drop the line from the commit)"
+		done < <(tgit log -1 --format='%(trailers:key=Signed-off-by,valueonly,unfold)' "$c")
+		msg=$(tgit log -1 --format=%B "$c" |
+			tgit interpret-trailers --no-divider --where end --if-exists addIfDifferent \
+				--trailer "Signed-off-by: $me")
+		head=$(printf '%s\n' "$msg" |
+			GIT_AUTHOR_NAME=$name GIT_AUTHOR_EMAIL=$email \
+			GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email \
+			tgit commit-tree "$c^{tree}" -p "$head")
+	done
+
+	local tmp=$post.tmp from
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	tgit format-patch -q "${FP_OPTS[@]}" --numbered --subject-prefix="$prefix" \
+		-o "$tmp" "base..$head" > /dev/null
+	# The From: header as format-patch writes it (quoted, encoded, folded).
+	from=$(awk '/^From: / { f = 1; print; next } f && /^[ \t]/ { print; next } f { exit }' \
+		"$tmp"/0001-*.patch)
+	FROM=$from awk '
+		!body && /^From: / { print ENVIRON["FROM"]; skip = 1; next }
+		skip && /^[ \t]/ { next }
+		{ skip = 0 }
+		$0 == "" { body = 1 }
+		{ print }
+	' "$cover" > "$tmp/0000-cover-letter.patch"
+	rm -rf "$post"
+	mv "$tmp" "$post"
+	say "wrote ${post#"$top"/}/: the cover letter and $n patches, from and signed off by $me"
+}
+
 case "${1:-}" in
 tree)		cmd_tree ;;
 export)		cmd_export ;;
 check-export)	cmd_check_export ;;
-*)		echo "usage: $0 tree|export|check-export" >&2; exit 2 ;;
+post)		cmd_post ;;
+*)		echo "usage: $0 tree|export|check-export|post" >&2; exit 2 ;;
 esac

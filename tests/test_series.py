@@ -222,3 +222,81 @@ def test_sign_offs_are_neither_stored_nor_compared(work):
     git(tree, "commit", "-q", "-a", "--amend", "--no-edit")
     r = run(env, "check-export")
     assert r.returncode != 0 and "differs from" in r.stderr and "0002-mm-add-c.patch" in r.stderr
+
+
+POSTER = "A Poster <poster@kernel.invalid>"
+COVER = """\
+From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: Lead Developer <lead@example.org>
+Date: Tue, 24 Nov 2026 09:45:12 +0000
+Subject: [PATCH 0/2] mm: add b and c
+
+From: Lead Developer <lead@example.org> stays in the body.
+
+Lead Developer (2):
+  mm: add b
+  mm: add c
+"""
+
+
+@pytest.fixture
+def posting(work, tmp_path):
+    """A series of two patches and a cover letter, in a tree and stored."""
+    tree, patches, env = work
+    # The poster has signed the first commit off already, and another
+    # trailer follows (commit --signoff would sign it again).
+    commit(tree, "int a;\nint b;\n",
+           f"mm: add b\n\nBecause b.\n\nSigned-off-by: {POSTER}\nLink: https://example.org/b")
+    commit(tree, "int a;\nint b;\nint c;\n", "mm: add c")
+    run(env, "export")
+    (patches / "0000-cover-letter.patch").write_text(COVER)
+    return tree, patches, dict(env, OUT=str(tmp_path / "out")), tmp_path / "out" / "post"
+
+
+def test_post_needs_a_git_identity(posting, tmp_path):
+    tree, patches, env, post = posting
+    r = run(no_identity(env, tmp_path / "home"), "post")
+    assert r.returncode != 0
+    assert r.stderr == ("series.sh: post: no git identity: set git config user.name and "
+                        "user.email (they sign the series)\n")
+    assert not post.parent.exists()
+
+
+def poster_env(env, tmp_path):
+    config = tmp_path / "gitconfig"
+    config.write_text("[user]\n\tname = A Poster\n\temail = poster@kernel.invalid\n")
+    return dict(no_identity(env, tmp_path / "home"), GIT_CONFIG_GLOBAL=str(config))
+
+
+def test_post_signs_every_patch_as_the_poster(posting, tmp_path):
+    tree, patches, env, post = posting
+    head, branch = git(tree, "rev-parse", "HEAD"), git(tree, "symbolic-ref", "HEAD")
+    stored = {p.name: p.read_text() for p in patches.iterdir()}
+    r = run(poster_env(env, tmp_path), "post")
+    assert r.returncode == 0, r.stderr
+    names = sorted(p.name for p in post.iterdir())
+    assert names == ["0000-cover-letter.patch", "0001-mm-add-b.patch", "0002-mm-add-c.patch"]
+    for name in names[1:]:
+        text = (post / name).read_text()
+        lines = text.splitlines()
+        assert lines[1] == f"From: {POSTER}"
+        assert [l for l in lines if l.startswith("Signed-off-by:")] == [f"Signed-off-by: {POSTER}"]
+        assert f"[PATCH {name[3]}/2]" in text
+    assert "Link: https://example.org/b\n" in (post / "0001-mm-add-b.patch").read_text()
+    cover = (post / "0000-cover-letter.patch").read_text()
+    assert cover == COVER.replace("From: Lead Developer <lead@example.org>\n",
+                                  f"From: {POSTER}\n", 1)
+    # Nothing of the tree's or the stored series moved.
+    assert git(tree, "rev-parse", "HEAD") == head
+    assert git(tree, "symbolic-ref", "HEAD") == branch
+    assert {p.name: p.read_text() for p in patches.iterdir()} == stored
+    assert run(env, "check-export").returncode == 0
+
+
+def test_post_refuses_another_persons_sign_off(posting, tmp_path):
+    tree, patches, env, post = posting
+    git(tree, "commit", "-q", "--amend", "--no-edit", "--signoff")     # T signs it off
+    r = run(poster_env(env, tmp_path), "post")
+    assert r.returncode != 0
+    assert "'mm: add c' is signed off by T <t@example.org>" in r.stderr
+    assert not post.exists()
