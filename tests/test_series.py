@@ -300,3 +300,27 @@ def test_post_refuses_another_persons_sign_off(posting, tmp_path):
     assert r.returncode != 0
     assert "'mm: add c' is signed off by T <t@example.org>" in r.stderr
     assert not post.exists()
+
+
+CHECKPATCH = """#!/bin/sh
+# checkpatch.pl's sign-off check alone: the last argument is the patch.
+for p; do :; done
+case " $* " in *" --no-signoff "*) exit 0 ;; esac
+grep -q '^Signed-off-by:' "$p" && exit 0
+echo "$p:1: ERROR: Missing Signed-off-by: line(s)"
+exit 1
+"""
+
+
+def test_checkpatch_does_not_ask_the_stored_series_for_sign_offs(posting, tmp_path):
+    tree, patches, env, post = posting
+    (tree / "scripts").mkdir()
+    (tree / "scripts" / "checkpatch.pl").write_text(CHECKPATCH)
+    (tree / "scripts" / "checkpatch.pl").chmod(0o755)
+    base = git(tree, "rev-parse", "base").strip()
+    with open(patches / "0000-cover-letter.patch", "a") as f:
+        f.write(f"\nbase-commit: {base}\n")
+    r = subprocess.run([os.path.join(TOP, "scripts", "check.sh")], capture_output=True, text=True,
+                       env=dict(env, CHECKS="checkpatch"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "check: checkpatch ok" in r.stdout
