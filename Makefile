@@ -179,4 +179,4 @@ $(eval $(RUNS):;@:)
 endif
 
 compare: ## compare named runs side by side, mmtests style: make compare NAME1 NAME2 ...
-	@$(PY) -m zlctool.report $(addprefix results/,$(or $(RUNS),$(error name the runs: make compare NAME1 NAME2)))
+	@$(PY) -m zlctool.compare $(addprefix results/,$(or $(RUNS),$(error name the runs: make compare NAME1 NAME2)))

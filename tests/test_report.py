@@ -247,3 +247,26 @@ def test_each_ratio_takes_its_own_floor():
     assert h["on/base floor"] == pytest.approx(1.1 / 0.9)
     assert h["on/off 1 node"] == pytest.approx(1.0 / 1.2)
     assert h["on/placed"] == pytest.approx(1.1 / 1.05)
+
+
+def test_report_sits_below_what_it_reports_on():
+    # zlctool.workloads reports through this module; make compare, which
+    # takes both kinds of run, is zlctool.compare, above the two.
+    import ast
+    tree = ast.parse(open(report.__file__).read())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {f"{n.module or ''}.{a.name}".lstrip(".") for n in ast.walk(tree)
+                 if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert not {m for m in imported if m.split(".")[-1] in ("workloads", "bench", "compare")}
+
+
+def test_remake_and_compare_of_a_run_with_both(tmp_path, capsys):
+    from zlctool import compare, workloads
+    report.write_run(str(tmp_path), RECORDS, META)
+    workloads.write(str(tmp_path), {}, {"name": "t"})
+    before = (tmp_path / "report.txt").read_text()
+    (tmp_path / "report.txt").unlink()
+    (tmp_path / "headline.md").unlink()
+    assert compare.main(["--remake", str(tmp_path)]) == 0
+    assert (tmp_path / "report.txt").read_text() == before
+    assert (tmp_path / "headline.md").is_file()

@@ -182,7 +182,7 @@ def test_zlcload_refuses_bad_usage(zlcload):
 
 
 def test_make_compare_puts_workload_runs_side_by_side(tmp_path, capsys):
-    from zlctool import report
+    from zlctool import compare
     by = {"stress": samples("stress", nodes=4), "churn": samples("churn", nodes=16)}
     slower = json.loads(json.dumps(by))
     for s in slower["churn"]:
@@ -193,7 +193,7 @@ def test_make_compare_puts_workload_runs_side_by_side(tmp_path, capsys):
         for work in ("stress", "churn"):
             png = tmp_path / name / f"{work}.png"
             assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert report.main([str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    assert compare.main([str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("workloads, change against a")
     row = next(l for l in out.splitlines()
@@ -201,7 +201,7 @@ def test_make_compare_puts_workload_runs_side_by_side(tmp_path, capsys):
     assert "100.00%" in row
     # A directory with neither run.json nor workloads.json is refused.
     (tmp_path / "empty").mkdir()
-    assert report.main([str(tmp_path / "empty")]) == 2
+    assert compare.main([str(tmp_path / "empty")]) == 2
 
 
 def test_rounds_repeat_each_boots_variants_abba():

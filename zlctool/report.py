@@ -5,10 +5,12 @@ provenance, plan and every measured pass), report.txt and plot.png.  This
 module makes the table, the headline ratios and the plot from run.json, and
 compares runs the way mmtests' compare-kernels does:
 
-  python3 -m zlctool.report results/NAME            remake NAME's report
-  python3 -m zlctool.report results/A results/B     compare (make compare)
+  python3 -m zlctool.report --remake results/NAME   remake NAME's report
+  python3 -m zlctool.report results/A results/B     compare their hog runs
 
-Everything here is pure: records in, text and figures out
+It knows the hog's runs only: 'make compare' (zlctool.compare) puts
+workload runs (zlctool.workloads, which reports through this module) beside
+them.  Everything here is pure: records in, text and figures out
 (tests/test_report.py).
 """
 
@@ -434,28 +436,15 @@ def main(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", help="run directories (results/NAME) or run.json files")
     p.add_argument("--remake", action="store_true",
-                   help="with one run: write its report.txt and plot.png again")
+                   help="write each run's report.txt and plot.png again")
     args = p.parse_args(argv)
-    from . import workloads
     try:
-        # A run holds the hog (run.json), the workloads (workloads.json) or both.
-        hogs = [(path, load_run(path)) for path in args.runs
-                if os.path.isfile(os.path.join(path, "run.json")) or path.endswith(".json")]
-        works = [(os.path.basename(os.path.normpath(path)), workloads.load(path)[0])
-                 for path in args.runs if os.path.isfile(os.path.join(path, "workloads.json"))]
-        if not hogs and not works:
-            load_run(args.runs[0])      # says what is missing
+        runs = [(path, load_run(path)) for path in args.runs]
         if args.remake:
-            for path, (name, data) in hogs:
+            for path, (name, data) in runs:
                 print(write_run(path, data["records"], data["meta"]))
-            for path in args.runs:
-                if os.path.isfile(os.path.join(path, "workloads.json")):
-                    workloads.main([path])
             return 0
-        if hogs:
-            print(compare([run for _, run in hogs]))
-        if works:
-            print(("\n" if hogs else "") + workloads.compare(works))
+        print(compare([run for _, run in runs]))
     except ValueError as e:
         print(f"report: {e}", file=sys.stderr)
         return 2
