@@ -11,7 +11,7 @@ For each kernel (the unpatched base and the patched series, built from the
 same guest config) and each topology (1, 4, 16, 64 nodes of equal total
 memory, 2 vCPUs on node 0), one guest boots, touches all its memory once,
 then runs the selftest zonelist_cache_memhog at each memory fraction and
-thread count (zlctool/guest/bench.sh).  On the patched kernel the selftest interleaves the cache off
+thread count (zlctool/in_guest/bench.sh).  On the patched kernel the selftest interleaves the cache off
 and on inside the same boot (off, on, on, off, ...); on the base kernel it
 runs as is.  In the headline rows (90%) the patched kernel also runs
 "placed" passes (the selftest's -P): each thread's memory preferred chunk
@@ -70,7 +70,7 @@ def passes_per_row(pct, reps, mode):
 
 
 def guest_command(pcts, threads, reps, mode):
-    """The guest command: zlctool/guest/bench.sh with the run's rows."""
+    """The guest command: zlctool/in_guest/bench.sh with the run's rows."""
     placed = HEADLINE["pct"] if mode == "compare" else ""
     return (f"PCTS='{' '.join(map(str, pcts))}' THREADS='{' '.join(map(str, threads))}' "
             f"REPS={reps} MODE={mode} PLACED_PCT={placed} sh /scripts/bench.sh")

@@ -4,7 +4,7 @@ Every guest run goes through here: KUnit, the kselftests, hotplug, the
 benchmarks, 'make run' and 'make shell'.
 
   run()      boots a kernel under QEMU (TCG) with a Topology and a busybox
-             initramfs: zlctool/guest/init as /init, the scripts beside it
+             initramfs: zlctool/in_guest/init as /init, the scripts beside it
              in /scripts, the given binaries in /bin and the command in
              /cmd.  The console streams into a log kept under
              build/test-results/ (its first line is the QEMU command, shell
@@ -46,7 +46,7 @@ TREE = os.path.join(TOP, os.environ.get("TREE", f"build/linux-{BASE}"))
 OUT = os.path.join(TOP, os.environ.get("OUT", f"build/{BASE}"))
 # Guest consoles: build/test-results/BASE/STAGE/NAME.log.
 RESULTS = os.path.join(TOP, "build", "test-results", BASE)
-SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest")
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "in_guest")
 EXIT_MARK = "ZLC-GUEST-EXIT="
 # QEMU counts instructions and the guest clock follows the count: 1 ns each.
 ICOUNT_ARGS = ["-icount", "shift=0,sleep=off"]
@@ -252,8 +252,8 @@ def find_busybox():
 
 
 def build_initramfs(dest, binaries=(), command="true", files=None, copies=None):
-    """A gzipped newc cpio: busybox, zlctool/guest/init as /init, the
-    scripts of zlctool/guest/ in /scripts, binaries in /bin, files
+    """A gzipped newc cpio: busybox, zlctool/in_guest/init as /init, the
+    scripts of zlctool/in_guest/ in /scripts, binaries in /bin, files
     ({path: text}), copies ({guest path: host file}, for a dynamically
     linked program and its libraries) and the command in /cmd."""
     root = tempfile.mkdtemp(prefix="zlc-initramfs-")

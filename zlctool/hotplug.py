@@ -15,7 +15,7 @@ and zonerefs move.  Afterwards the suite is run again through
 /sys/kernel/debug/kunit/zonelist_cache/run, so that its cases (z_to_n
 against the rebuilt zonelists among them) check the cache as hotplug left
 it.  Before that, /sys/kernel/debug/zonelist_cache must list the zonelist
-of every node.  The guest's side is zlctool/guest/hotplug.sh.  Any
+of every node.  The guest's side is zlctool/in_guest/hotplug.sh.  Any
 warning, oops or KCSAN report on the console fails the run
 (zlctool.guest); so does a block that would not go offline
 or online, a node whose memory did not shrink and grow back, or a hog that

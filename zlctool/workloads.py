@@ -4,7 +4,7 @@ The workloads that removed the cache in Linux 4.4 were not a memory hog
 but mixed loads with reclaim, THP and frees.  Each workload here boots the
 unpatched base kernel (variant "base") and the patched one (variants "off"
 and "on", interleaved off, on, on, off in one boot), runs the same load
-for each variant (zlctool/guest/workload.sh) and records what it measured,
+for each variant (zlctool/in_guest/workload.sh) and records what it measured,
 the /proc/vmstat deltas and every node's numastat deltas:
 
   stutter  2 nodes of 1 GiB, one vCPU on each, THP always, a virtio disk
@@ -12,7 +12,7 @@ the /proc/vmstat deltas and every node's numastat deltas:
            here with mkfs.ext4 and mkswap and attached snapshot=on.  An
            anonymous hog past memory, a copy of the file in a loop and a
            probe that maps, faults and unmaps 2 MiB of THP-advised memory
-           and times each round trip (zlctool/guest/zlcload.c).
+           and times each round trip (zlctool/in_guest/zlcload.c).
   churn    the hog (one thread) spilling across 16 and 64 nodes, alone and
            while zlcload churn maps, faults and unmaps THP-advised memory
            preferring node 0, one of the full nodes.
@@ -97,8 +97,8 @@ def sh(cmd, **kw):
 
 
 def build_zlcload():
-    """zlctool/guest/zlcload.c, static, into build/tools/zlcload."""
-    src = os.path.join(TOP, "zlctool", "guest", "zlcload.c")
+    """zlctool/in_guest/zlcload.c, static, into build/tools/zlcload."""
+    src = os.path.join(TOP, "zlctool", "in_guest", "zlcload.c")
     out = os.path.join(TOP, "build", "tools", "zlcload")
     if not os.path.exists(out) or os.path.getmtime(out) < os.path.getmtime(src):
         os.makedirs(os.path.dirname(out), exist_ok=True)
