@@ -87,10 +87,12 @@ $(OUT)/selftests/%: $(TREE)/tools/testing/selftests/mm/%.c
 
 # --- tests ------------------------------------------------------------------
 
-selftest: guest $(OUT)/selftests/zonelist_cache_memhog $(OUT)/selftests/zonelist_cache_locality ## the memhog (4 nodes passes, 1 node skips) and locality kselftests (2 and 4 nodes)
+selftest: guest $(OUT)/selftests/zonelist_cache_memhog $(OUT)/selftests/zonelist_cache_locality ## the memhog (4 nodes passes, 1 node skips), locality (4 nodes) and run_vmtests.sh -t zonelist_cache (2 nodes) kselftests
 	$(PY) -m zlctool.selftest --kernel $(call BZIMAGE,guest) \
 		--hog $(OUT)/selftests/zonelist_cache_memhog \
-		--locality $(OUT)/selftests/zonelist_cache_locality --summary $(call COUNTS,selftest)
+		--locality $(OUT)/selftests/zonelist_cache_locality \
+		$(if $(wildcard $(TREE)/tools/testing/selftests/mm/zonelist_cache_trace.sh),--vmtests $(TREE)/tools/testing/selftests/mm) \
+		--summary $(call COUNTS,selftest)
 
 locality: guest $(OUT)/selftests/zonelist_cache_locality ## the locality kselftest alone (2 and 4 nodes)
 	$(PY) -m zlctool.selftest --kernel $(call BZIMAGE,guest) \

@@ -27,6 +27,13 @@ def test_guest_script_cycles_the_movable_blocks_of_one_node():
     assert script.rstrip().endswith("/sys/kernel/debug/kunit/zonelist_cache/results")
 
 
+def test_guest_script_counts_rebuild_wipes_per_node():
+    with open(os.path.join(guest.SCRIPTS, "hotplug.sh")) as f:
+        script = f.read()
+    assert 'if cause == $rebuild" > $ev/mm_zlc_wipe/trigger' in script
+    assert "want=$((2 * (1 + 2 * CYCLES)))" in script
+
+
 def test_rerun_must_be_logged_after_it_was_asked_for():
     boot = "[    0.67] # zonelist_cache: pass:11 fail:0 skip:2 total:13"
     assert not hotplug.rerun_reported([boot, "zlc-hotplug: rerun"])

@@ -34,3 +34,18 @@ def test_counts_of_captured_consoles():
     # fails.  (One beyond the plan, kunit_parser drops; kselftest's own
     # ksft_finished() fails the exit status for it.)
     assert counts(["TAP version 13", "1..2", "ok 1 a"])[:2] == (1, 2)
+
+
+def test_vmtests_ran_lists_what_run_vmtests_sh_ran():
+    from zlctool.selftest import VMTESTS_DEFAULT, vmtests_ran
+    lines = ["# ----------------------------------",
+             "# running ./zonelist_cache_trace.sh",
+             "# ----------------------------------",
+             "# # CPU 0 on node 0: touching 964 MiB",
+             "ok 1 zonelist_cache_trace.sh",
+             "# running ./zonelist_cache_locality",
+             "ok 2 zonelist_cache_locality"]
+    assert vmtests_ran(lines) == VMTESTS_DEFAULT
+    # The hog, run by default, is what the check is there to catch.
+    assert vmtests_ran(lines + ["# running ./zonelist_cache_memhog -p 60 -r 3"])[-1] == \
+        "zonelist_cache_memhog"

@@ -251,6 +251,20 @@ def find_busybox():
     raise GuestError("no static busybox: install busybox-static (make deps)")
 
 
+def host_program(name):
+    """A dynamically linked program of this machine and the shared libraries
+    it needs, at the paths it needs them: {guest path: host path}, for
+    build_initramfs()'s copies."""
+    binary = shutil.which(name)
+    if not binary:
+        raise GuestError(f"{name} is missing: install it (make deps)")
+    out = {f"/bin/{name}": os.path.realpath(binary)}
+    ldd = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
+    for m in re.finditer(r"(/\S+) \(0x", ldd):
+        out[m.group(1)] = os.path.realpath(m.group(1))
+    return out
+
+
 def build_initramfs(dest, binaries=(), command="true", files=None, copies=None):
     """A gzipped newc cpio: busybox, zlctool/in_guest/init as /init, the
     scripts of zlctool/in_guest/ in /scripts, binaries in /bin, files

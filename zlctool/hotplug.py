@@ -14,8 +14,9 @@ fills or empties, the zonelists are rebuilt under the running allocations
 and zonerefs move.  Afterwards the suite is run again through
 /sys/kernel/debug/kunit/zonelist_cache/run, so that its cases (z_to_n
 against the rebuilt zonelists among them) check the cache as hotplug left
-it.  Before that, /sys/kernel/debug/zonelist_cache must list the zonelist
-of every node.  The guest's side is zlctool/in_guest/hotplug.sh.  Any
+it.  Before that, the kmem:mm_zlc_wipe tracepoint must have seen both
+zonelists of every node wiped at each rebuild (histogram triggers count
+them per node, and the marks the hog made meanwhile).  The guest's side is zlctool/in_guest/hotplug.sh.  Any
 warning, oops or KCSAN report on the console fails the run
 (zlctool.guest); so does a block that would not go offline
 or online, a node whose memory did not shrink and grow back, or a hog that
@@ -90,7 +91,7 @@ def main(argv=None):
                         append="memhp_default_state=offline loglevel=7",
                         extra=dimm_args(topo))
         for line in res.lines:
-            if re.search(r"zlc-(hotplug|debugfs)", line) or re.search(r"zlc-rerun: \s*(not )?ok", line):
+            if re.search(r"zlc-(hotplug|trace)", line) or re.search(r"zlc-rerun: \s*(not )?ok", line):
                 print(f"[hotplug] {line}")
         p_, f_, s_ = count_rerun(res.lines)
         offlined = sum(1 for l in res.lines if re.search(r"zlc-hotplug: cycle \d+ offline", l))

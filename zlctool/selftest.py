@@ -7,12 +7,18 @@ On 4 nodes the selftest must run and pass (every touched word reads back,
 zlc_skip rose with the cache on and stayed flat with it off, the placed
 passes of -P stayed on their nodes); on 1 node it
 must skip with its reason ("needs at least 2 NUMA nodes").  The locality
-test runs on 2 nodes (freeing into node 0) and 4 nodes (into node 1) and
-must pass: the cache on places pages as near as the cache off.  Each
-guest's TAP lines are counted as kselftest reports them: ok, not ok, # SKIP.
+test runs on 4 nodes (freeing into node 1) and must pass: the cache on
+places pages as near as the cache off.  With --vmtests, a 2-node guest
+runs the zonelist_cache category as kselftest does by default,
+run_vmtests.sh -t zonelist_cache under bash: the trace test (a spill's
+marks, and every marked zone that passes its watermarks again traced
+recovering) and the locality test freeing into node 0 must pass, and the
+memory hog, a benchmark for -a only, must not run.  Each guest's TAP
+lines are counted as kselftest reports them: ok, not ok, # SKIP.
 """
 
 import argparse
+import os
 import re
 import sys
 
@@ -94,12 +100,49 @@ def locality_cases(args):
     skip (the scene could not be set) fails: it would leave placement
     unchecked."""
     passed = failed = skipped = 0
-    for nodes, window in ((2, 0), (4, 1)):
+    for nodes, window in ((4, 1),) if args.vmtests else ((2, 0), (4, 1)):
         status, tap, counts = run_locality(args.kernel, args.locality, nodes, window,
                                            args.timeout, args.kcsan_scope)
         pl, fl, sl = judge_run(f"[locality {nodes} nodes, window node {window}]",
-                               status, tap, counts, 2)
+                               status, tap, counts, 1)
         passed, failed, skipped = passed + pl, failed + fl, skipped + sl
+    return passed, failed, skipped
+
+
+# What run_vmtests.sh -t zonelist_cache runs by default, in order.
+VMTESTS_DEFAULT = ["zonelist_cache_trace.sh", "zonelist_cache_locality"]
+
+
+def vmtests_ran(lines):
+    """The programs run_vmtests.sh said it was running, in order."""
+    return [m.group(1) for l in lines
+            for m in [re.search(r"running \./(\S+)", l)] if m]
+
+
+def vmtests_case(args):
+    """(passed, failed, skipped) of run_vmtests.sh -t zonelist_cache, as
+    kselftest runs the category by default, in a 2-node guest."""
+    mm = args.vmtests
+    copies = {"/mm/run_vmtests.sh": os.path.join(mm, "run_vmtests.sh"),
+              "/mm/zonelist_cache_trace.sh": os.path.join(mm, "zonelist_cache_trace.sh"),
+              "/mm/zonelist_cache_memhog": args.hog,
+              "/mm/zonelist_cache_locality": args.locality,
+              **guest.host_program("bash")}
+    res = guest.run(args.kernel, Topology.even(2), "cd /mm && bash ./run_vmtests.sh -t zonelist_cache",
+                    copies=copies, timeout=args.timeout, stage="selftest", name="vmtests-2n",
+                    kcsan_scope=args.kcsan_scope)
+    # run_vmtests.sh prefixes each program's own TAP with '# ': only its
+    # own lines count.
+    tap = [l for l in res.lines if re.match(r"^(ok|not ok|1\.\.|TAP)", l)]
+    label = "[run_vmtests.sh -t zonelist_cache, 2 nodes]"
+    for line in res.lines:
+        if line.startswith("# ") and "zlc-guest" not in line:
+            print(f"{label} {line}")
+    passed, failed, skipped = judge_run(label, res.status, tap, counts(tap), len(VMTESTS_DEFAULT))
+    ran = vmtests_ran(res.lines)
+    if ran != VMTESTS_DEFAULT:
+        print(f"{label} ran {ran}, expected {VMTESTS_DEFAULT}  <-- the default run is those alone")
+        failed += 1
     return passed, failed, skipped
 
 
@@ -108,6 +151,8 @@ def main(argv=None):
     p.add_argument("--kernel", required=True)
     p.add_argument("--hog", help="the statically built zonelist_cache_memhog")
     p.add_argument("--locality", help="the statically built zonelist_cache_locality")
+    p.add_argument("--vmtests", help="tools/testing/selftests/mm of the tree: run its "
+                   "run_vmtests.sh -t zonelist_cache (needs --hog and --locality)")
     p.add_argument("--args", default="-p 70 -t 2 -r 1 -P", help="selftest arguments")
     p.add_argument("--timeout", type=int, default=600)
     p.add_argument("--summary")
@@ -116,10 +161,13 @@ def main(argv=None):
     args = p.parse_args(argv)
     if not args.hog and not args.locality:
         p.error("give --hog, --locality or both")
+    if args.vmtests and not (args.hog and args.locality):
+        p.error("--vmtests needs --hog and --locality")
 
     passed = failed = skipped = 0
     try:
-        for run in ([hog_cases] if args.hog else []) + ([locality_cases] if args.locality else []):
+        for run in ([hog_cases] if args.hog else []) + ([locality_cases] if args.locality else []) \
+                + ([vmtests_case] if args.vmtests else []):
             p_, f_, s_ = run(args)
             passed, failed, skipped = passed + p_, failed + f_, skipped + s_
     except guest.GuestError as e:

@@ -8,6 +8,7 @@
 set -u
 : "${NODE:?}" "${CYCLES:?}"
 mount -t debugfs none /sys/kernel/debug
+mount -t tracefs nodev /sys/kernel/tracing
 node=/sys/devices/system/node/node$NODE
 total() { awk '/MemTotal/ { print $4 }' "$node/meminfo"; }
 # The hot-added DIMM: node $NODE's blocks that the kernel left offline.
@@ -25,6 +26,17 @@ movable() {
 }
 [ "$(movable)" = 0 ] || { echo "zlc-hotplug: node $NODE has a Movable zone before the DIMM"; exit 1; }
 before=$(total)
+# What hotplug does to the cache, from its tracepoints: each rebuild of
+# the zonelists wipes both zonelists of every node (mm_zlc_wipe, cause
+# rebuild), counted per node by histogram triggers, as are the marks the
+# spilling hog makes meanwhile (mm_zlc_mark).
+ev=/sys/kernel/tracing/events/kmem
+rebuild=$(sed -n 's/.*{ *\([0-9]*\), *"rebuild" *}.*/\1/p' $ev/mm_zlc_wipe/format)
+[ -n "$rebuild" ] || { echo "zlc-hotplug: mm_zlc_wipe has no rebuild cause"; exit 1; }
+echo "hist:keys=node_id:size=256 if cause == $rebuild" > $ev/mm_zlc_wipe/trigger
+echo "hist:keys=node_id:size=256" > $ev/mm_zlc_mark/trigger
+# "NODE COUNT" per line, from a histogram.
+hist() { grep '^{' "$1" | tr '{}:,' '    ' | awk '{ print $2, $4 }'; }
 avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
 (while [ ! -f /tmp/stop ]; do
 	zonelist_cache_memhog -m on -s $((avail * 55 / 100)) -t 2 -r 1 -j >> /tmp/hog.log 2>&1 ||
@@ -53,12 +65,15 @@ for cycle in $(seq "$CYCLES"); do
 	sleep 1
 	online "cycle $cycle"
 done
-# What the cache holds now, as a user would look at it: the zonelist of
-# every node must be listed (the marks it shows are not checked).
-dbg=/sys/kernel/debug/zonelist_cache
-sed 's/^/zlc-debugfs: /' $dbg
-[ "$(grep -c '^node [0-9]* zonelist:' $dbg)" = 4 ] ||
-	{ echo "zlc-hotplug: $dbg does not list the 4 zonelists"; exit 1; }
+# Every zonelist rebuild (the hot-add, and each cycle's offline and
+# online) wiped both zonelists of each of the 4 nodes.
+want=$((2 * (1 + 2 * CYCLES)))
+for n in 0 1 2 3; do
+	w=$(hist $ev/mm_zlc_wipe/hist | awk -v n=$n '$1 == n { print $2 }')
+	m=$(hist $ev/mm_zlc_mark/hist | awk -v n=$n '$1 == n { print $2 }')
+	echo "zlc-trace: node $n: ${w:-0} rebuild wipes (at least $want), ${m:-0} zones marked"
+	[ "${w:-0}" -ge $want ] || { echo "zlc-hotplug: node $n's zonelists were not wiped at each rebuild"; exit 1; }
+done
 touch /tmp/stop; wait $hog
 grep -q '^ok ' /tmp/hog.log || { echo "zlc-hotplug: the hog passed nothing"; cat /tmp/hog.log; exit 1; }
 grep '^not ok' /tmp/hog.log && exit 1

@@ -18,8 +18,21 @@
 #   workload.sh stress SECONDS "STRESSOR ARGS;..."
 set -u
 
+# Wipes of the zonelist cache's marks by cause, "zlc_wipe_CAUSE=N ...",
+# from the histogram trigger main sets on kmem:mm_zlc_wipe.
+wipe_ev=/sys/kernel/tracing/events/kmem/mm_zlc_wipe
+causes=""
+wipes() {
+	[ -n "$causes" ] || return 0
+	grep '^{' $wipe_ev/hist | tr '{}:,' '    ' |
+		awk -v causes="$causes" '
+			BEGIN { n = split(causes, c, " ")
+				for (i = 1; i <= n; i++) { split(c[i], kv, "="); name[kv[1]] = kv[2] } }
+			{ printf "zlc_wipe_%s=%s ", name[$2], $4 }'
+}
+
 snap() {
-	echo "zlc-snap $1 $(tr ' \n' '= ' < /proc/vmstat)"
+	echo "zlc-snap $1 $(tr ' \n' '= ' < /proc/vmstat)$(wipes)"
 	for d in /sys/devices/system/node/node[0-9]*; do
 		echo "zlc-numastat $1 ${d##*node} $(tr ' \n' '= ' < "$d/numastat")"
 	done
@@ -162,6 +175,13 @@ stutter | churn | busy | stress)
 	# The host faults the guest's memory in on its first touch, far slower
 	# than anything measured: touch it all once first.
 	zonelist_cache_memhog -m asis -s $(($(avail_mib) * 90 / 100)) -t 2 -r 1 > /dev/null || exit 1
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	if [ -f $wipe_ev/format ]; then
+		# '{ 0, "interval" }, ...' in the event's print format.
+		causes=$(grep -o '{ [0-9]*, "[a-z]*" }' $wipe_ev/format | tr -d '{},"' |
+			awk '{ printf "%s=%s ", $1, $2 }')
+		echo "hist:keys=cause:size=16" > $wipe_ev/trigger
+	fi
 	"$work" "$@"
 	;;
 *) echo "workload.sh: unknown workload $work" >&2; exit 2 ;;
