@@ -24,7 +24,11 @@ def test_guest_script_cycles_the_movable_blocks_of_one_node():
     assert 'echo offline > "$b/state"' in script and 'echo online_movable > "$b/state"' in script
     assert "online hot-add" in script
     assert 'seq "$CYCLES"' in script
-    assert script.rstrip().endswith("/sys/kernel/debug/kunit/zonelist_cache/results")
+    assert "sed 's/^/zlc-rerun: /' /sys/kernel/debug/kunit/zonelist_cache/results" in script
+    # The second re-run has a hog beside it.
+    hog = script.index("zlc-hotplug: rerun beside a hog")
+    assert "zonelist_cache_memhog -m asis" in script[script.index("zlc-rerun: "):hog]
+    assert "zlc-rerun-hog: " in script[hog:]
 
 
 def test_guest_script_counts_rebuild_wipes_per_node():
@@ -32,6 +36,18 @@ def test_guest_script_counts_rebuild_wipes_per_node():
         script = f.read()
     assert 'if cause == $rebuild" > $ev/mm_zlc_wipe/trigger' in script
     assert "want=$((2 * (1 + 2 * CYCLES)))" in script
+
+
+def test_each_rerun_needs_its_own_summary():
+    summary = "[   31.2] # zonelist_cache: pass:11 fail:0 skip:2 total:13"
+    lines = ["zlc-hotplug: rerun", summary, "zlc-hotplug: rerun beside a hog"]
+    assert hotplug.rerun_reported(lines, 0) and not hotplug.rerun_reported(lines, 1)
+    lines = ["zlc-hotplug: rerun", "zlc-hotplug: rerun beside a hog", summary]
+    assert not hotplug.rerun_reported(lines, 0) and hotplug.rerun_reported(lines, 1)
+    ktap = ["KTAP version 1", "# Subtest: zonelist_cache", "1..2",
+            "    ok 1 zlc_test_z_to_n", "    not ok 2 zlc_test_zap", "not ok 1 zonelist_cache"]
+    lines = [f"zlc-rerun: {l}" for l in ktap[:4]] + [f"zlc-rerun-hog: {l}" for l in ktap]
+    assert hotplug.count_rerun(lines, 1) == (1, 1, 0)
 
 
 def test_rerun_must_be_logged_after_it_was_asked_for():

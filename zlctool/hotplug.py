@@ -14,7 +14,8 @@ fills or empties, the zonelists are rebuilt under the running allocations
 and zonerefs move.  Afterwards the suite is run again through
 /sys/kernel/debug/kunit/zonelist_cache/run, so that its cases (z_to_n
 against the rebuilt zonelists among them) check the cache as hotplug left
-it.  Before that, the kmem:mm_zlc_wipe tracepoint must have seen both
+it, and a third time in the same boot beside a hog that spills past node
+0: the suite must restore what it changes and not need a quiet machine.  Before that, the kmem:mm_zlc_wipe tracepoint must have seen both
 zonelists of every node wiped at each rebuild (histogram triggers count
 them per node, and the marks the hog made meanwhile).  The guest's side is zlctool/in_guest/hotplug.sh.  Any
 warning, oops or KCSAN report on the console fails the run
@@ -41,34 +42,45 @@ def dimm_args(topo):
             "-device", f"pc-dimm,id=dimm0,memdev=hp0,node={NODE}"]
 
 
-def rerun_reported(lines):
-    """Did the kernel log a suite summary after the re-run was asked for?
-    Without one, the results file could still be the boot-time run's."""
-    try:
-        start = next(i for i, l in enumerate(lines) if "zlc-hotplug: rerun" in l)
-    except StopIteration:
+# The suite's runs after the boot-time one, in order: the line the guest
+# prints before asking for it, and the tag it puts before its results.
+RERUNS = [("zlc-hotplug: rerun", "zlc-rerun: "),
+          ("zlc-hotplug: rerun beside a hog", "zlc-rerun-hog: ")]
+
+
+def rerun_reported(lines, which=0):
+    """Did the kernel log a passing suite summary after re-run `which` was
+    asked for, and before the next one?  Without one, the results file
+    could still be an earlier run's."""
+    marks = [next((i for i, l in enumerate(lines) if l.strip() == m), None) for m, _ in RERUNS]
+    start = marks[which]
+    if start is None:
         return False
-    # The kernel's own line, not the results file the guest echoed behind
-    # 'zlc-rerun: ', which could still be the boot-time run's.
-    return any(re.search(r"# zonelist_cache: pass:\d+ fail:0", l) for l in lines[start:]
-               if "zlc-rerun:" not in l)
+    end = next((m for m in marks[which + 1:] if m is not None), len(lines))
+    # The kernel's own line, not the results files the guest echoed.
+    return any(re.search(r"# zonelist_cache: pass:\d+ fail:0", l) for l in lines[start:end]
+               if not any(tag in l for _, tag in RERUNS))
 
 
-def count_rerun(lines):
-    """(passed, failed, skipped) of the suite's re-run: the KTAP the guest
-    printed behind 'zlc-rerun: ', parsed by kunit_parser."""
-    ktap = [l.split("zlc-rerun: ", 1)[1] for l in lines if "zlc-rerun: " in l]
-    r = guest.results(ktap)
+def rerun_ktap(lines, which=0):
+    tag = RERUNS[which][1]
+    return [l.split(tag, 1)[1] for l in lines if tag in l]
+
+
+def count_rerun(lines, which=0):
+    """(passed, failed, skipped) of re-run `which`: the KTAP the guest
+    printed behind its tag, parsed by kunit_parser."""
+    r = guest.results(rerun_ktap(lines, which))
     return r.passed, r.failed + r.errors, r.skipped
 
 
-def rerun_differs(lines):
-    """Cases whose status in the re-run is not their status at boot, in the
-    same guest: a case that passed at boot and skips after hotplug has
+def rerun_differs(lines, which=0):
+    """Cases whose status in re-run `which` is not their status at boot, in
+    the same guest: a case that passed at boot and skips after hotplug has
     stopped testing what it did, which a count of skips would not show."""
     cut = next((i for i, l in enumerate(lines) if "zlc-guest: running /cmd" in l), len(lines))
     boot = {n: st for n, st, _ in guest.results(lines[:cut]).cases}
-    rerun = guest.results([l.split("zlc-rerun: ", 1)[1] for l in lines if "zlc-rerun: " in l])
+    rerun = guest.results(rerun_ktap(lines, which))
     return sorted(n for n, st, _ in rerun.cases if boot.get(n) != st) + \
         sorted(n for n in boot if n not in {c for c, _, _ in rerun.cases})
 
@@ -91,21 +103,27 @@ def main(argv=None):
                         append="memhp_default_state=offline loglevel=7",
                         extra=dimm_args(topo))
         for line in res.lines:
-            if re.search(r"zlc-(hotplug|trace)", line) or re.search(r"zlc-rerun: \s*(not )?ok", line):
+            if re.search(r"zlc-(hotplug|trace)", line) or \
+                    re.search(r"zlc-rerun(-hog)?: \s*(not )?ok", line):
                 print(f"[hotplug] {line}")
-        p_, f_, s_ = count_rerun(res.lines)
         offlined = sum(1 for l in res.lines if re.search(r"zlc-hotplug: cycle \d+ offline", l))
-        fresh = rerun_reported(res.lines)
-        differ = rerun_differs(res.lines)
-        ok = res.status == 0 and offlined == CYCLES and p_ > 0 and f_ == 0 and fresh and not differ
-        if differ:
-            print(f"[hotplug] cases whose status after hotplug is not their status at boot: "
-                  f"{', '.join(differ)}")
-        if not fresh:
-            print("[hotplug] the kernel logged no passing suite summary after the re-run")
-        print(f"[hotplug] exit {res.status}, {offlined}/{CYCLES} offline/online cycles, re-run: "
-              f"{p_} passed, {f_} failed, {s_} skipped" + ("" if ok else "  <-- expected all to pass"))
-        passed, failed, skipped = p_ + (1 if ok else 0), f_ + (0 if ok else 1), s_
+        ok = res.status == 0 and offlined == CYCLES
+        for which, (marker, _) in enumerate(RERUNS):
+            p_, f_, s_ = count_rerun(res.lines, which)
+            fresh = rerun_reported(res.lines, which)
+            differ = rerun_differs(res.lines, which)
+            if differ:
+                print(f"[hotplug] cases whose status in '{marker}' is not their status at "
+                      f"boot: {', '.join(differ)}")
+            if not fresh:
+                print(f"[hotplug] the kernel logged no passing suite summary for '{marker}'")
+            ok = ok and p_ > 0 and f_ == 0 and fresh and not differ
+            print(f"[hotplug] {marker[len('zlc-hotplug: '):]}: {p_} passed, {f_} failed, "
+                  f"{s_} skipped")
+            passed, failed, skipped = passed + p_, failed + f_, skipped + s_
+        print(f"[hotplug] exit {res.status}, {offlined}/{CYCLES} offline/online cycles"
+              + ("" if ok else "  <-- expected all to pass"))
+        passed, failed = passed + (1 if ok else 0), failed + (0 if ok else 1)
     except guest.GuestError as e:
         print(f"[hotplug] {e}", file=sys.stderr)
         failed += 1
