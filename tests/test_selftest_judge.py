@@ -49,3 +49,13 @@ def test_vmtests_ran_lists_what_run_vmtests_sh_ran():
     # The hog, run by default, is what the check is there to catch.
     assert vmtests_ran(lines + ["# running ./zonelist_cache_memhog -p 60 -r 3"])[-1] == \
         "zonelist_cache_memhog"
+
+
+def test_run_vmtests_trailing_plan_is_counted():
+    from zlctool.selftest import counts, vmtests_tap
+    lines = ["# # ok 1 node 0 in its low..high window", "# SUMMARY: PASS=2 SKIP=0 FAIL=0",
+             "TAP version 13", "ok 1 zonelist_cache_trace.sh", "ok 2 zonelist_cache_locality",
+             "1..2"]
+    assert counts(vmtests_tap(lines))[:3] == (2, 0, 0)
+    # As printed, kunit_parser takes the trailing plan for errors.
+    assert counts([l for l in lines if not l.startswith("#")])[1] > 0
