@@ -98,4 +98,4 @@ echo go > /sys/kernel/debug/kunit/zonelist_cache/run
 sed 's/^/zlc-rerun-hog: /' /sys/kernel/debug/kunit/zonelist_cache/results
 touch /tmp/stop; wait $hog
 echo "zlc-hotplug: beside the suite the hog ran $(grep -c zlc-run /tmp/hog2.log) times"
-grep '^not ok' /tmp/hog2.log && exit 1
+if grep '^not ok' /tmp/hog2.log; then exit 1; fi
