@@ -27,7 +27,7 @@ def test_guest_script_cycles_the_movable_blocks_of_one_node():
     assert "sed 's/^/zlc-rerun: /' /sys/kernel/debug/kunit/zonelist_cache/results" in script
     # The second re-run has a hog beside it.
     hog = script.index("zlc-hotplug: rerun beside a hog")
-    assert "zonelist_cache_memhog -m asis" in script[script.index("zlc-rerun: "):hog]
+    assert "start_hog asis" in script[script.index("zlc-rerun: "):hog]
     assert "zlc-rerun-hog: " in script[hog:]
 
 

@@ -222,3 +222,13 @@ def test_the_headline_starts_with_the_hogs_rows():
     assert head[2] == "| hog | sys s/GiB, 64 nodes | 2.200 | 2.000 | 1.100 (1.000..1.200) | 0.550 |"
     assert head[3].startswith("| hog | numa_miss per pass | 10 | 10 | 10 |")
     assert head[4].startswith("| churn |")
+
+
+def test_churn_wipes_must_agree_with_the_trace():
+    from zlctool.workloads import wipes_disagree
+    assert wipes_disagree({"vmstat": {"zlc_wipe": 190, "zlc_wipe_interval": 40,
+                                      "zlc_wipe_recovery": 150, "zlc_wipe_rebuild": 0}}) is None
+    # No histogram (the trigger did not take): the counter rose, the trace says nothing.
+    assert "traced 0" in wipes_disagree({"vmstat": {"zlc_wipe": 190}})
+    # The unpatched kernel has neither.
+    assert wipes_disagree({"vmstat": {"zlc_skip": 0}}) is None

@@ -703,6 +703,8 @@ def check(samples_by_work, works):
                 problems.append(f"{what}: the probe made no samples")
             if work in ("churn", "busy") and not s.get("mib"):
                 problems.append(f"{what}: the hog reported no pass")
+            if work == "churn" and wipes_disagree(s):
+                problems.append(f"{what}: {wipes_disagree(s)}")
             if work == "stress":
                 failed = stress_failed(s)
                 if failed and not fails_both_ways(samples, s):
@@ -714,6 +716,21 @@ def check(samples_by_work, works):
                     print(f"[check] {what} {s['stressor']}: {failed}, with the cache off "
                           "and on alike", flush=True)
     return problems
+
+
+def wipes_disagree(s):
+    """On a kernel with the cache, the walks' wipes counted in /proc/vmstat
+    (zlc_wipe) are the mm_zlc_wipe events of causes interval and recovery:
+    what is wrong when they do not agree (within 2, for the wipes that fall
+    between the two reads), else None."""
+    v = s.get("vmstat", {})
+    if "zlc_wipe" not in v:
+        return None
+    traced = v.get("zlc_wipe_interval", 0) + v.get("zlc_wipe_recovery", 0)
+    if abs(traced - v["zlc_wipe"]) > 2:
+        return (f"zlc_wipe rose by {v['zlc_wipe']}, but mm_zlc_wipe traced {traced} "
+                "wipes for interval and recovery")
+    return None
 
 
 def stress_failed(s):

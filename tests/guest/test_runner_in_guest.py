@@ -83,10 +83,10 @@ def test_the_cache_shows_one_switch_three_counters_and_three_events():
     r = guest.run(KERNEL, Topology.parse("2:1G"),
                   "mount -t debugfs none /sys/kernel/debug; "
                   "mount -t tracefs nodev /sys/kernel/tracing; "
-                  "ls /proc/sys/vm | grep zonelist | sed 's/^/sysctl: /'; "
+                  "ls /proc/sys/vm | grep zonelist_cache | sed 's/^/sysctl: /'; "
                   "grep zlc /proc/vmstat | sed 's/ .*//; s/^/vmstat: /'; "
                   "ls /sys/kernel/tracing/events/kmem | grep zlc | sed 's/^/event: /'; "
-                  "ls /sys/kernel/debug | grep zonelist | sed 's/^/debugfs: /'; true",
+                  "ls /sys/kernel/debug | grep zonelist_cache | sed 's/^/debugfs: /'; true",
                   timeout=120)
     seen = [l for l in r.lines if l.startswith(("sysctl: ", "vmstat: ", "event: ", "debugfs: "))]
     assert seen == ["sysctl: zonelist_cache",

@@ -37,13 +37,20 @@ echo "hist:keys=node_id:size=256 if cause == $rebuild" > $ev/mm_zlc_wipe/trigger
 echo "hist:keys=node_id:size=256" > $ev/mm_zlc_mark/trigger
 # "NODE COUNT" per line, from a histogram.
 hist() { grep '^{' "$1" | tr '{}:,' '    ' | awk '{ print $2, $4 }'; }
-avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
-(while [ ! -f /tmp/stop ]; do
-	zonelist_cache_memhog -m on -s $((avail * 55 / 100)) -t 2 -r 1 -j >> /tmp/hog.log 2>&1 ||
-		echo "not ok - the hog exited with $?" >> /tmp/hog.log
-done) &
-hog=$!
-sleep 1
+# start_hog MODE PCT THREADS LOG: the selftest hog in a loop, in the
+# background ($hog), touching PCT% of the memory available now, until
+# /tmp/stop exists; a pass that fails leaves 'not ok' in LOG.
+start_hog() {
+	avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
+	rm -f /tmp/stop
+	(while [ ! -f /tmp/stop ]; do
+		zonelist_cache_memhog -m "$1" -s $((avail * $2 / 100)) -t "$3" -r 1 -j >> "$4" 2>&1 ||
+			echo "not ok - the hog exited with $?" >> "$4"
+	done) &
+	hog=$!
+	sleep 1
+}
+start_hog on 55 2 /tmp/hog.log
 online() {
 	for b in $blocks; do
 		echo online_movable > "$b/state" || { echo "zlc-hotplug: $b would not come online"; exit 1; }
@@ -85,14 +92,7 @@ sed 's/^/zlc-rerun: /' /sys/kernel/debug/kunit/zonelist_cache/results
 # Once more in the same boot, beside a hog that spills past node 0 with
 # the cache as the suite leaves it: the suite must restore what it changes
 # and must not need a quiet machine.
-avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
-rm -f /tmp/stop
-(while [ ! -f /tmp/stop ]; do
-	zonelist_cache_memhog -m asis -s $((avail * 30 / 100)) -t 1 -r 1 -j >> /tmp/hog2.log 2>&1 ||
-		echo "not ok - the hog exited with $?" >> /tmp/hog2.log
-done) &
-hog=$!
-sleep 1
+start_hog asis 30 1 /tmp/hog2.log
 echo "zlc-hotplug: rerun beside a hog"
 echo go > /sys/kernel/debug/kunit/zonelist_cache/run
 sed 's/^/zlc-rerun-hog: /' /sys/kernel/debug/kunit/zonelist_cache/results

@@ -180,7 +180,8 @@ stutter | churn | busy | stress)
 		# '{ 0, "interval" }, ...' in the event's print format.
 		causes=$(grep -o '{ [0-9]*, "[a-z]*" }' $wipe_ev/format | tr -d '{},"' |
 			awk '{ printf "%s=%s ", $1, $2 }')
-		echo "hist:keys=cause:size=16" > $wipe_ev/trigger
+		echo "hist:keys=cause" > $wipe_ev/trigger ||
+			{ echo "workload.sh: no histogram on mm_zlc_wipe" >&2; exit 1; }
 	fi
 	"$work" "$@"
 	;;
