@@ -101,7 +101,7 @@ locality: guest $(OUT)/selftests/zonelist_cache_locality ## the locality kselfte
 hotplug: tree $(OUT)/selftests/zonelist_cache_memhog ## memory blocks offline/online under a spilling hog, then the KUnit suite again
 	@FRAGMENT="configs/guest.config configs/hotplug.config" scripts/kbuild.sh guest-hotplug
 	$(PY) -m zlctool.hotplug --kernel $(call BZIMAGE,guest-hotplug) \
-		--hog $(OUT)/selftests/zonelist_cache_memhog $(if $(BESIDE_HOG),--beside-hog) \
+		--hog $(OUT)/selftests/zonelist_cache_memhog $(if $(filter 0,$(BESIDE_HOG)),--no-beside-hog) \
 		--summary $(call COUNTS,hotplug)
 
 pytest: tree ## test the tooling itself (console parsing, topologies, reports; needs kunit_parser)

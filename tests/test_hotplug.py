@@ -72,3 +72,17 @@ def test_the_rerun_must_give_each_case_its_boot_time_status():
     i = next(i for i, l in enumerate(lines) if l.startswith("zlc-rerun:") and "ok 1 zlc_test_z_to_n" in l)
     lines[i] = lines[i].replace("ok 1 zlc_test_z_to_n", "ok 1 zlc_test_z_to_n # SKIP no nodes")
     assert hotplug.rerun_differs(lines) == ["zonelist_cache.zlc_test_z_to_n"]
+
+
+def test_markers_come_through_the_kernel_log():
+    # A marker the guest echoed to the console could be cut by the suite's
+    # own lines ("zlc-hotplug: rer[   13.1]     KTAP version 1"); through
+    # /dev/kmsg it is a line of its own, after a timestamp.
+    with open(os.path.join(guest.SCRIPTS, "hotplug.sh")) as f:
+        script = f.read()
+    for marker, _ in hotplug.RERUNS:
+        assert f'echo "{marker}" > /dev/kmsg' in script
+    summary = "[   31.2] # zonelist_cache: pass:11 fail:0 skip:2 total:13"
+    assert hotplug.rerun_reported(["[   30.9] zlc-hotplug: rerun", summary], 0)
+    assert not hotplug.rerun_reported(["zlc-hotplug: rer[   30.9]     KTAP version 1", summary], 0)
+    assert not hotplug.is_marker("[   30.9] zlc-hotplug: rerun beside a hog", "zlc-hotplug: rerun")

@@ -14,9 +14,9 @@ fills or empties, the zonelists are rebuilt under the running allocations
 and zonerefs move.  Afterwards the suite is run again through
 /sys/kernel/debug/kunit/zonelist_cache/run, so that its cases (z_to_n
 against the rebuilt zonelists among them) check the cache as hotplug left
-it; with --beside-hog (make hotplug BESIDE_HOG=1), a third time in the
-same boot beside a hog that spills past node 0, which the suite does not
-pass yet: its cases that need node 0 to have memory fail.  Before that, the kmem:mm_zlc_wipe tracepoint must have seen both
+it, then a third time in the same boot beside a hog that spills past
+node 0 (--no-beside-hog, make hotplug BESIDE_HOG=0, leaves that out).
+Before that, the kmem:mm_zlc_wipe tracepoint must have seen both
 zonelists of every node wiped at each rebuild (histogram triggers count
 them per node, and the marks the hog made meanwhile).  The guest's side is zlctool/in_guest/hotplug.sh.  Any
 warning, oops or KCSAN report on the console fails the run
@@ -49,11 +49,17 @@ RERUNS = [("zlc-hotplug: rerun", "zlc-rerun: "),
           ("zlc-hotplug: rerun beside a hog", "zlc-rerun-hog: ")]
 
 
+def is_marker(line, marker):
+    """Is `line` the guest's marker line, as the kernel's log printed it
+    (after its timestamp, if any)?"""
+    return re.fullmatch(r"(\[\s*[\d.]+\] )?" + re.escape(marker), line.strip()) is not None
+
+
 def rerun_reported(lines, which=0):
     """Did the kernel log a passing suite summary after re-run `which` was
     asked for, and before the next one?  Without one, the results file
     could still be an earlier run's."""
-    marks = [next((i for i, l in enumerate(lines) if l.strip() == m), None) for m, _ in RERUNS]
+    marks = [next((i for i, l in enumerate(lines) if is_marker(l, m)), None) for m, _ in RERUNS]
     start = marks[which]
     if start is None:
         return False
@@ -92,8 +98,8 @@ def main(argv=None):
     p.add_argument("--hog", required=True, help="the statically built selftest")
     p.add_argument("--timeout", type=int, default=900)
     p.add_argument("--summary")
-    p.add_argument("--beside-hog", action="store_true",
-                   help="run the suite a third time, beside a hog spilling past node 0")
+    p.add_argument("--no-beside-hog", dest="beside_hog", action="store_false",
+                   help="leave out the suite's third run, beside a hog spilling past node 0")
     args = p.parse_args(argv)
     reruns = RERUNS if args.beside_hog else RERUNS[:1]
 
