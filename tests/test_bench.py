@@ -98,3 +98,27 @@ def test_config_fragments():
     A.nodes_shift = 10
     assert bench.config_fragments(A) == (["configs/guest.config", "configs/nodes10.config"],
                                          "-nodes10")
+
+
+def test_bloat_needs_both_kernels(tmp_path):
+    # Without the base kernel there is nothing to compare: no file, no call.
+    assert bench.bloat({"patched": "/x/guest/arch/x86/boot/bzImage"}, str(tmp_path)) is None
+    assert not (tmp_path / "bloat.txt").exists()
+
+
+def test_bloat_runs_the_kernels_script_on_both_vmlinux(tmp_path, monkeypatch):
+    calls = []
+
+    class Done:
+        stdout = "add/remove: 1/0 grow/shrink: 2/0 up/down: 30/0 (30)\nf\t-\t30\t+30\nTotal: Before=100, After=130, chg +30.00%\n"
+
+    def run(cmd, **kw):
+        calls.append(cmd)
+        return Done()
+    monkeypatch.setattr(bench.subprocess, "run", run)
+    total = bench.bloat({"base": "/b/guest-base/arch/x86/boot/bzImage",
+                         "patched": "/b/guest/arch/x86/boot/bzImage"}, str(tmp_path))
+    assert calls[0][0].endswith("scripts/bloat-o-meter")
+    assert calls[0][1:] == ["/b/guest-base/vmlinux", "/b/guest/vmlinux"]
+    assert total == "Total: Before=100, After=130, chg +30.00%"
+    assert (tmp_path / "bloat.txt").read_text().startswith("# scripts/bloat-o-meter ")

@@ -232,3 +232,18 @@ def test_churn_wipes_must_agree_with_the_trace():
     assert "traced 0" in wipes_disagree({"vmstat": {"zlc_wipe": 190}})
     # The unpatched kernel has neither.
     assert wipes_disagree({"vmstat": {"zlc_skip": 0}}) is None
+
+
+def test_storm_boots_16_nodes_counted_with_a_churner_per_cpu():
+    plan = workloads.PLANS["full"]["storm"]
+    (topo, extra, icount, label), = workloads.boots("storm", plan)
+    assert topo.nodes == 16 and icount and label == "16n"
+    assert workloads.command("storm", "patched", plan) == \
+        "VARIANTS='off on on off' sh /scripts/workload.sh storm 4 85 4"
+    assert workloads.expected("storm", "base", plan) == 2
+    with open(os.path.join(workloads.TOP, "zlctool", "in_guest", "workload.sh")) as f:
+        script = f.read()
+    body = script[script.index("storm_one() {"):script.index("storm() {")]
+    # One churner per CPU, pinned there and preferring that CPU's node.
+    assert 'taskset -c "$c" zlcload churn "$cmib" "${n:-0}" "$secs"' in body
+    assert 'echo "hist:keys=node_id" > $recover_ev/trigger' in script

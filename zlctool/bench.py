@@ -145,6 +145,25 @@ def build(args):
     return {k: os.path.join(TOP, v, "arch/x86/boot/bzImage") for k, v in out.items()}, hog
 
 
+def bloat(kernels, run_dir):
+    """What the series adds to the kernel: the kernel's own
+    scripts/bloat-o-meter on the base's vmlinux against the patched one
+    (both from the same config), into RUN_DIR/bloat.txt.  Returns its last
+    line (the total), or None without both kernels."""
+    if set(kernels) != {"base", "patched"}:
+        return None
+    vmlinux = {k: os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.dirname(v)))), "vmlinux") for k, v in kernels.items()}
+    out = subprocess.run([os.path.join(TOP, guest.TREE, "scripts", "bloat-o-meter"),
+                          vmlinux["base"], vmlinux["patched"]],
+                         check=True, capture_output=True, text=True).stdout
+    os.makedirs(run_dir, exist_ok=True)
+    with open(os.path.join(run_dir, "bloat.txt"), "w") as f:
+        f.write(f"# scripts/bloat-o-meter {os.path.relpath(vmlinux['base'], TOP)} "
+                f"{os.path.relpath(vmlinux['patched'], TOP)}\n" + out)
+    return out.strip().splitlines()[-1]
+
+
 def boot_order(plan):
     """[(round, nodes, kernel), ...]: every kernel and topology once a round,
     each round in the reverse order of the one before."""
@@ -390,6 +409,10 @@ def main(argv=None):
                 seconds=round(time.monotonic() - t0), provenance=provenance(kernel_dir))
     if records:
         print("\n" + report.write_run(run_dir, records, meta) + "\n")
+    if kernel_dir:
+        total = bloat(kernels, run_dir)
+        if total:
+            print(f"[bench] bloat-o-meter, base against patched: {total}")
     if samples:
         meta["plans"] = {w: p for w, p in workload_plans(args.quick, args.rounds).items()
                          if w in samples}

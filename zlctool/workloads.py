@@ -23,6 +23,15 @@ the /proc/vmstat deltas and every node's numastat deltas:
   stress   stress-ng from Debian (its binary and shared libraries copied
            into the initramfs): --vm with several methods and --verify,
            --numa, --malloc and --mmap, on 4 nodes.
+  storm    16 nodes with one vCPU each (a kernel with NR_CPUS >= 16: the
+           distribution-like config): a hog holds most of memory, so that
+           zones sit at their low watermarks, while a churner on every CPU
+           maps, faults and unmaps THP-advised memory preferring its own
+           node.  Zones flip between marked and recovered, and each
+           recovery makes every zonelist wipe: recoveries and wipes per
+           second, and instructions per churned page, off against on.
+           Counted with QEMU -icount, which runs the vCPUs one at a time:
+           it counts wipes and instructions, not cache-line contention.
 
 Each sample's locality: numa_hit, numa_miss, numa_foreign, local_node and
 other_node summed over the nodes, and remote% = other_node / (local_node +
@@ -43,7 +52,7 @@ from . import guest, report
 from .topology import Topology
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-NAMES = ("stutter", "churn", "busy", "stress")
+NAMES = ("stutter", "churn", "busy", "stress", "storm")
 HOG = "zonelist_cache_memhog"
 
 # Stressors: one stress-ng command line each ('make bench' runs them all).
@@ -65,6 +74,8 @@ PLANS = {
                    base="base base"),
         busy=dict(threads=[1, 3, 5, 7], pct=90, patched="off on", base="base"),
         stress=dict(secs=8, stressors=STRESSORS, patched="off on on off", base="base base"),
+        storm=dict(secs=4, hog_pct=85, churn_mib=4, patched="off on on off",
+                   base="base base"),
     ),
     "quick": dict(
         stutter=dict(secs=10, hog_pct=105, file_pct=125, patched="off on", base="base"),
@@ -72,6 +83,7 @@ PLANS = {
         busy=dict(threads=[1, 7], pct=40, patched="off on", base="base"),
         stress=dict(secs=3, stressors=[STRESSORS[0], STRESSORS[3], STRESSORS[4],
                                        STRESSORS[5]], patched="off on", base="base"),
+        storm=dict(secs=2, hog_pct=85, churn_mib=4, patched="off on", base="base"),
     ),
 }
 
@@ -79,6 +91,7 @@ TOPOLOGY = {
     "stutter": "1G,cpus=0/1G,cpus=1",
     "busy": "/".join(f"256M,cpus={i}" for i in range(8)),
     "stress": "512M,cpus=0/512M,cpus=1/512M/512M",
+    "storm": "/".join(f"128M,cpus={i}" for i in range(16)),
 }
 
 VMSTAT = ["allocstall_dma32", "allocstall_normal", "allocstall_movable", "pgscan_direct",
@@ -87,7 +100,9 @@ VMSTAT = ["allocstall_dma32", "allocstall_normal", "allocstall_movable", "pgscan
           "zlc_skip", "zlc_mark_full", "zlc_wipe",
           # Not /proc/vmstat's: wipes by cause, counted by a histogram
           # trigger on kmem:mm_zlc_wipe (in_guest/workload.sh).
-          "zlc_wipe_interval", "zlc_wipe_recovery", "zlc_wipe_rebuild"]
+          "zlc_wipe_interval", "zlc_wipe_recovery", "zlc_wipe_rebuild",
+          # and marked zones found passing again (kmem:mm_zlc_recover).
+          "zlc_recover"]
 NUMASTAT = ["numa_hit", "numa_miss", "numa_foreign", "local_node", "other_node"]
 
 
@@ -262,6 +277,8 @@ def command(work, kernel, plan):
         args = f"{plan['pct']} {plan['churn_mib']}"
     elif work == "busy":
         args = f"{plan['pct']} '{' '.join(map(str, plan['threads']))}'"
+    elif work == "storm":
+        args = f"{plan['secs']} {plan['hog_pct']} {plan['churn_mib']}"
     else:
         args = f"{plan['secs']} '{';'.join(plan['stressors'])}'"
     return f"VARIANTS='{v}' sh /scripts/workload.sh {work} {args}"
@@ -270,7 +287,7 @@ def command(work, kernel, plan):
 def expected(work, kernel, plan):
     n = len(variants(kernel, plan).split())
     return n * {"stutter": 1, "churn": 2, "busy": len(plan.get("threads", [])),
-                "stress": len(plan.get("stressors", []))}[work]
+                "stress": len(plan.get("stressors", [])), "storm": 1}[work]
 
 
 def boots(work, plan):
@@ -283,6 +300,8 @@ def boots(work, plan):
                  "2n")]
     if work == "busy":
         return [(topo, list(guest.ICOUNT_ARGS), True, "8n")]
+    if work == "storm":
+        return [(topo, list(guest.ICOUNT_ARGS), True, "16n")]
     return [(topo, [], False, "4n")]
 
 
@@ -486,7 +505,41 @@ def stress_table(samples):
     return "\n".join(lines)
 
 
-TABLES = dict(stutter=stutter_table, churn=churn_table, busy=busy_table, stress=stress_table)
+def storm_pages(s):
+    """Pages the churners faulted in a sample: loops times their size."""
+    return sum(l["loops"] * l["mib"] * 256 for l in s["loads"] if l["load"] == "churn")
+
+
+def storm_table(samples):
+    """Per second of the churn (guest seconds; under -icount those follow
+    the instructions of all vCPUs), and the guest time per churned page."""
+    lines = ["storm: 16 nodes, a churner on each CPU, zones at their low watermarks "
+             "(median, min..max)",
+             f"{'':24s}" + "".join(f"{v:>26s}" for v in VARIANTS) + f"{'on/off':>8s}"]
+
+    def row(name, f, digits):
+        cells = [mmm([f(s) for s in pick(samples, variant=v)]) for v in VARIANTS]
+        r = ratio(cells[2], cells[1])
+        lines.append(f"{name:24s}" + "".join(f"{fmt(c, digits):>26s}" for c in cells)
+                     + (f"{r:8.3f}" if r else f"{'-':>8s}"))
+
+    def per_s(key):
+        return lambda s: s["vmstat"].get(key, 0) / s["secs"]
+    row("recoveries/s", per_s("zlc_recover"), 1)
+    row("wipes/s, recovery", per_s("zlc_wipe_recovery"), 1)
+    row("wipes/s, interval", per_s("zlc_wipe_interval"), 1)
+    row("marks/s", per_s("zlc_mark_full"), 1)
+    row("churned pages/s", lambda s: storm_pages(s) / s["secs"], 0)
+    # The churners' own time: under -icount, ns of guest time are
+    # instructions, all vCPUs' together.
+    row("guest us/churned page", lambda s: (1e6 * s["secs"] / storm_pages(s)
+                                            if storm_pages(s) else None), 3)
+    lines.append(locality_rows(samples, [{}]))
+    return "\n".join(lines)
+
+
+TABLES = dict(stutter=stutter_table, churn=churn_table, busy=busy_table, stress=stress_table,
+              storm=storm_table)
 
 
 def stutter_plot(samples, path, title):
@@ -566,6 +619,12 @@ def workload_plot(work, samples, path, title):
             if off and off[0]:
                 groups.append((stressor_label(nm), by_variant(ss, lambda x: x["ops_s"] / off[0])))
         bars_plot(groups, path, "bogo ops/s relative to cache off", title)
+    elif work == "storm":
+        groups = [("recoveries/s", by_variant(samples, lambda x: x["vmstat"].get(
+                      "zlc_recover", 0) / x["secs"])),
+                  ("recovery wipes/s", by_variant(samples, lambda x: x["vmstat"].get(
+                      "zlc_wipe_recovery", 0) / x["secs"]))]
+        bars_plot(groups, path, "per guest second", title)
 
 
 def stressor_label(name):
@@ -644,6 +703,14 @@ def headline(samples_by_work, hog_records=None, hog_field="sys"):
                      f"{sum(x['stress_fail'] for x in s)} / "
                      f"{sum(1 for x in s if x['stress'])}", ""))
         remote("stress", s)
+    s = samples_by_work.get("storm")
+    if s:
+        for key, what in (("zlc_recover", "recoveries/s"), ("zlc_wipe_recovery", "wipes/s")):
+            row("storm", what, lambda v, key=key: [
+                x["vmstat"].get(key, 0) / x["secs"] for x in pick(s, variant=v)], 1)
+        row("storm", "guest us/churned page", lambda v: [
+            1e6 * x["secs"] / storm_pages(x) for x in pick(s, variant=v) if storm_pages(x)], 3)
+        remote("storm", s)
     out = ["| workload | figure | base | off | on | on/off |", "|---|---|---|---|---|---|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(out)
@@ -779,6 +846,10 @@ def figures(by):
     for nm in dict.fromkeys(x["stressor"] for x in s):
         add(f"stress {stressor_label(nm)} ops/s", pick(s, stressor=nm),
             lambda x: x.get("ops_s"))
+    s = by.get("storm") or []
+    add("storm recoveries/s", s, lambda x: x["vmstat"].get("zlc_recover", 0) / x["secs"])
+    add("storm us/churned page", s,
+        lambda x: 1e6 * x["secs"] / storm_pages(x) if storm_pages(x) else None)
     for work in NAMES:
         add(f"{work} remote %", by.get(work) or [], lambda x: x["remote_pct"])
     return out

@@ -16,6 +16,7 @@
 #   workload.sh churn PCT CHURN_MIB          (hog alone, then with churn)
 #   workload.sh busy PCT "THREADS..."
 #   workload.sh stress SECONDS "STRESSOR ARGS;..."
+#   workload.sh storm SECONDS HOG_PCT CHURN_MIB
 set -u
 
 # Wipes of the zonelist cache's marks by cause, "zlc_wipe_CAUSE=N ...",
@@ -31,8 +32,17 @@ wipes() {
 			{ printf "zlc_wipe_%s=%s ", name[$2], $4 }'
 }
 
+# Marked zones found passing again, "zlc_recover=N", from the histogram
+# trigger main sets on kmem:mm_zlc_recover.
+recover_ev=/sys/kernel/tracing/events/kmem/mm_zlc_recover
+recovers() {
+	[ -n "$causes" ] || return 0
+	grep '^{' $recover_ev/hist | tr '{}:,' '    ' |
+		awk '{ n += $4 } END { printf "zlc_recover=%d ", n }'
+}
+
 snap() {
-	echo "zlc-snap $1 $(tr ' \n' '= ' < /proc/vmstat)$(wipes)"
+	echo "zlc-snap $1 $(tr ' \n' '= ' < /proc/vmstat)$(wipes)$(recovers)"
 	for d in /sys/devices/system/node/node[0-9]*; do
 		echo "zlc-numastat $1 ${d##*node} $(tr ' \n' '= ' < "$d/numastat")"
 	done
@@ -138,6 +148,40 @@ busy() {
 	done
 }
 
+# storm: a hog holds HOG_PCT% of the memory available, so that the zones
+# sit near their low watermarks, while a churner on every CPU maps,
+# faults and unmaps CHURN_MIB preferring its own node (node i for CPU i),
+# for SECONDS: zones flip between marked and recovered on frees and
+# refills, and every recovery makes every zonelist wipe its marks.
+storm_one() {
+	secs=$1 mib=$2 cmib=$3
+	zlcload hog "$mib" $((secs + 4)) > /tmp/hog.out &
+	hog=$!
+	# The hog's first pass faults its memory in; the churners start after.
+	sleep 3
+	pids=""
+	for d in /sys/devices/system/cpu/cpu[0-9]*; do
+		c=${d##*cpu}
+		n=$(ls -d "$d"/node[0-9]* 2>/dev/null | head -n 1)
+		n=${n##*node}
+		taskset -c "$c" zlcload churn "$cmib" "${n:-0}" "$secs" > /tmp/storm.$c &
+		pids="$pids $!"
+	done
+	for p in $pids; do wait "$p" || return 1; done
+	wait "$hog" || return 1
+	cat /tmp/storm.[0-9]* /tmp/hog.out
+	rm -f /tmp/storm.[0-9]*
+}
+
+storm() {
+	secs=$1 pct=$2 cmib=$3
+	mib=$(($(avail_mib) * pct / 100))
+	for v in $VARIANTS; do
+		sample storm "$v" secs="$secs" hog_mib="$mib" churn_mib="$cmib" -- \
+			storm_one "$secs" "$mib" "$cmib"
+	done
+}
+
 # stress: stress-ng, one stressor line at a time, each with --verify
 # where the stressor has it; its YAML metrics and exit status printed.
 stress_one() {
@@ -171,7 +215,7 @@ stress() {
 work=$1
 shift
 case $work in
-stutter | churn | busy | stress)
+stutter | churn | busy | stress | storm)
 	# The host faults the guest's memory in on its first touch, far slower
 	# than anything measured: touch it all once first.
 	zonelist_cache_memhog -m asis -s $(($(avail_mib) * 90 / 100)) -t 2 -r 1 > /dev/null || exit 1
@@ -182,6 +226,8 @@ stutter | churn | busy | stress)
 			awk '{ printf "%s=%s ", $1, $2 }')
 		echo "hist:keys=cause" > $wipe_ev/trigger ||
 			{ echo "workload.sh: no histogram on mm_zlc_wipe" >&2; exit 1; }
+		echo "hist:keys=node_id" > $recover_ev/trigger ||
+			{ echo "workload.sh: no histogram on mm_zlc_recover" >&2; exit 1; }
 	fi
 	"$work" "$@"
 	;;
