@@ -245,5 +245,5 @@ def test_storm_boots_16_nodes_counted_with_a_churner_per_cpu():
         script = f.read()
     body = script[script.index("storm_one() {"):script.index("storm() {")]
     # One churner per CPU, pinned there and preferring that CPU's node.
-    assert 'taskset -c "$c" zlcload churn "$cmib" "${n:-0}" "$secs"' in body
+    assert 'taskset -c "$c" zlcload churn "$cmib" "$n" "$secs"' in body
     assert 'echo "hist:keys=node_id" > $recover_ev/trigger' in script

@@ -162,9 +162,12 @@ storm_one() {
 	pids=""
 	for d in /sys/devices/system/cpu/cpu[0-9]*; do
 		c=${d##*cpu}
-		n=$(ls -d "$d"/node[0-9]* 2>/dev/null | head -n 1)
-		n=${n##*node}
-		taskset -c "$c" zlcload churn "$cmib" "${n:-0}" "$secs" > /tmp/storm.$c &
+		n=0
+		for l in "$d"/node[0-9]*; do
+			[ -e "$l" ] && n=${l##*node}
+			break
+		done
+		taskset -c "$c" zlcload churn "$cmib" "$n" "$secs" > "/tmp/storm.$c" &
 		pids="$pids $!"
 	done
 	for p in $pids; do wait "$p" || return 1; done
