@@ -239,7 +239,7 @@ def test_storm_boots_16_nodes_counted_with_a_churner_per_cpu():
     (topo, extra, icount, label), = workloads.boots("storm", plan)
     assert topo.nodes == 16 and icount and label == "16n"
     assert workloads.command("storm", "patched", plan) == \
-        "VARIANTS='off on on off' sh /scripts/workload.sh storm 4 85 4"
+        "VARIANTS='off on on off' sh /scripts/workload.sh storm 4 80 4"
     assert workloads.expected("storm", "base", plan) == 2
     with open(os.path.join(workloads.TOP, "zlctool", "in_guest", "workload.sh")) as f:
         script = f.read()
