@@ -247,3 +247,18 @@ def test_storm_boots_16_nodes_counted_with_a_churner_per_cpu():
     # One churner per CPU, pinned there and preferring that CPU's node.
     assert 'taskset -c "$c" zlcload churn "$cmib" "$n" "$secs"' in body
     assert 'echo "hist:keys=node_id" > $recover_ev/trigger' in script
+
+
+def test_storm_rates_are_per_second_of_the_whole_sample():
+    # The events are counted from before the hog fills memory to after it
+    # ends, not over the churn alone: rates divide by the sample's guest
+    # time, and the per-page time is the churners' own.
+    churn = [dict(load="churn", mib=4, node=i, loops=100, seconds=4.0) for i in range(2)]
+    s = dict(variant="on", secs=4, loads=churn + [dict(load="hog", seconds=7.9)],
+             vmstat=dict(zlc_recover=40, uptime_ms=8000))
+    assert workloads.storm_seconds(s) == 8.0
+    assert workloads.storm_per_s("zlc_recover")(s) == 5.0
+    assert workloads.storm_us_per_page(s) == pytest.approx(1e6 * 4.0 / (2 * 100 * 4 * 256))
+    # Runs from before the guest clock was recorded: the hog's own time.
+    del s["vmstat"]["uptime_ms"]
+    assert workloads.storm_seconds(s) == 7.9

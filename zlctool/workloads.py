@@ -102,7 +102,9 @@ VMSTAT = ["allocstall_dma32", "allocstall_normal", "allocstall_movable", "pgscan
           # trigger on kmem:mm_zlc_wipe (in_guest/workload.sh).
           "zlc_wipe_interval", "zlc_wipe_recovery", "zlc_wipe_rebuild",
           # and marked zones found passing again (kmem:mm_zlc_recover).
-          "zlc_recover"]
+          "zlc_recover",
+          # and the sample's length on the guest clock (in_guest/workload.sh).
+          "uptime_ms"]
 NUMASTAT = ["numa_hit", "numa_miss", "numa_foreign", "local_node", "other_node"]
 
 
@@ -510,9 +512,40 @@ def storm_pages(s):
     return sum(l["loops"] * l["mib"] * 256 for l in s["loads"] if l["load"] == "churn")
 
 
+def storm_seconds(s):
+    """How long a sample lasted on the guest clock: the hog's fill, the
+    churn and the hog's end, over which its events are counted.  Runs
+    before the clock was recorded fall back on the hog's own measured
+    time, which is all of that but the sample's few first steps."""
+    ms = s["vmstat"].get("uptime_ms")
+    if ms:
+        return ms / 1000.0
+    return next((l["seconds"] for l in s["loads"] if l["load"] == "hog"), None)
+
+
+def storm_churn_seconds(s):
+    """The churners' own measured time, the mean over them."""
+    t = [l["seconds"] for l in s["loads"] if l["load"] == "churn"]
+    return sum(t) / len(t) if t else None
+
+
+def storm_per_s(key):
+    """Events of one counter per second of the sample's guest time."""
+    return lambda s: (s["vmstat"].get(key, 0) / storm_seconds(s)
+                      if storm_seconds(s) else None)
+
+
+def storm_us_per_page(s):
+    """Guest microseconds of the churn per page the churners faulted:
+    under -icount, instructions of all vCPUs per page."""
+    t, n = storm_churn_seconds(s), storm_pages(s)
+    return 1e6 * t / n if t and n else None
+
+
 def storm_table(samples):
-    """Per second of the churn (guest seconds; under -icount those follow
-    the instructions of all vCPUs), and the guest time per churned page."""
+    """Events per second of each sample's guest time, and the churn's
+    guest time per churned page (under -icount, guest time follows the
+    instructions of all vCPUs)."""
     lines = ["storm: 16 nodes, a churner on each CPU, zones at their low watermarks "
              "(median, min..max)",
              f"{'':24s}" + "".join(f"{v:>26s}" for v in VARIANTS) + f"{'on/off':>8s}"]
@@ -523,17 +556,12 @@ def storm_table(samples):
         lines.append(f"{name:24s}" + "".join(f"{fmt(c, digits):>26s}" for c in cells)
                      + (f"{r:8.3f}" if r else f"{'-':>8s}"))
 
-    def per_s(key):
-        return lambda s: s["vmstat"].get(key, 0) / s["secs"]
-    row("recoveries/s", per_s("zlc_recover"), 1)
-    row("wipes/s, recovery", per_s("zlc_wipe_recovery"), 1)
-    row("wipes/s, interval", per_s("zlc_wipe_interval"), 1)
-    row("marks/s", per_s("zlc_mark_full"), 1)
-    row("churned pages/s", lambda s: storm_pages(s) / s["secs"], 0)
-    # The churners' own time: under -icount, ns of guest time are
-    # instructions, all vCPUs' together.
-    row("guest us/churned page", lambda s: (1e6 * s["secs"] / storm_pages(s)
-                                            if storm_pages(s) else None), 3)
+    row("sample, guest s", storm_seconds, 2)
+    row("recoveries/s", storm_per_s("zlc_recover"), 1)
+    row("wipes/s, recovery", storm_per_s("zlc_wipe_recovery"), 1)
+    row("wipes/s, interval", storm_per_s("zlc_wipe_interval"), 1)
+    row("marks/s", storm_per_s("zlc_mark_full"), 1)
+    row("guest us/churned page", storm_us_per_page, 3)
     lines.append(locality_rows(samples, [{}]))
     return "\n".join(lines)
 
@@ -620,10 +648,8 @@ def workload_plot(work, samples, path, title):
                 groups.append((stressor_label(nm), by_variant(ss, lambda x: x["ops_s"] / off[0])))
         bars_plot(groups, path, "bogo ops/s relative to cache off", title)
     elif work == "storm":
-        groups = [("recoveries/s", by_variant(samples, lambda x: x["vmstat"].get(
-                      "zlc_recover", 0) / x["secs"])),
-                  ("recovery wipes/s", by_variant(samples, lambda x: x["vmstat"].get(
-                      "zlc_wipe_recovery", 0) / x["secs"]))]
+        groups = [("recoveries/s", by_variant(samples, storm_per_s("zlc_recover"))),
+                  ("recovery wipes/s", by_variant(samples, storm_per_s("zlc_wipe_recovery")))]
         bars_plot(groups, path, "per guest second", title)
 
 
@@ -707,9 +733,9 @@ def headline(samples_by_work, hog_records=None, hog_field="sys"):
     if s:
         for key, what in (("zlc_recover", "recoveries/s"), ("zlc_wipe_recovery", "wipes/s")):
             row("storm", what, lambda v, key=key: [
-                x["vmstat"].get(key, 0) / x["secs"] for x in pick(s, variant=v)], 1)
+                storm_per_s(key)(x) for x in pick(s, variant=v)], 1)
         row("storm", "guest us/churned page", lambda v: [
-            1e6 * x["secs"] / storm_pages(x) for x in pick(s, variant=v) if storm_pages(x)], 3)
+            storm_us_per_page(x) for x in pick(s, variant=v)], 3)
         remote("storm", s)
     out = ["| workload | figure | base | off | on | on/off |", "|---|---|---|---|---|---|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
@@ -847,9 +873,8 @@ def figures(by):
         add(f"stress {stressor_label(nm)} ops/s", pick(s, stressor=nm),
             lambda x: x.get("ops_s"))
     s = by.get("storm") or []
-    add("storm recoveries/s", s, lambda x: x["vmstat"].get("zlc_recover", 0) / x["secs"])
-    add("storm us/churned page", s,
-        lambda x: 1e6 * x["secs"] / storm_pages(x) if storm_pages(x) else None)
+    add("storm recoveries/s", s, storm_per_s("zlc_recover"))
+    add("storm us/churned page", s, storm_us_per_page)
     for work in NAMES:
         add(f"{work} remote %", by.get(work) or [], lambda x: x["remote_pct"])
     return out

@@ -41,8 +41,14 @@ recovers() {
 		awk '{ n += $4 } END { printf "zlc_recover=%d ", n }'
 }
 
+# The guest clock, "uptime_ms=N": a sample's length in guest time (under
+# -icount, the instructions of all vCPUs).
+uptime_ms() {
+	awk '{ printf "uptime_ms=%d ", $1 * 1000 }' /proc/uptime
+}
+
 snap() {
-	echo "zlc-snap $1 $(tr ' \n' '= ' < /proc/vmstat)$(wipes)$(recovers)"
+	echo "zlc-snap $1 $(tr ' \n' '= ' < /proc/vmstat)$(wipes)$(recovers)$(uptime_ms)"
 	for d in /sys/devices/system/node/node[0-9]*; do
 		echo "zlc-numastat $1 ${d##*node} $(tr ' \n' '= ' < "$d/numastat")"
 	done
