@@ -192,6 +192,22 @@ patches_sum() {
 }
 
 # Export base..HEAD into directory $1 (NNNN-subject.patch plus series).
+# A commit whose message git am would not store as it is (blank lines
+# in a row, trailing spaces: a cherry-pick or 'commit --cleanup=verbatim'
+# can leave them) exports a patch that 'tree' applies as another commit,
+# so that a fresh tree never matches its series.  Name such commits.
+messages_git_am_keeps() {
+	local c bad=0
+	for c in $(tgit rev-list --reverse base..HEAD); do
+		if ! tgit cat-file commit "$c" | sed -e '1,/^$/d' | tgit stripspace |
+		     cmp -s - <(tgit cat-file commit "$c" | sed -e '1,/^$/d'); then
+			echo "$tname: commit $(tgit log -1 --format='%h ("%s")' "$c") has blank lines in a row or trailing spaces in its message, which git am strips: 'git commit --amend --cleanup=strip' (or reword it in a rebase)" >&2
+			bad=1
+		fi
+	done
+	return $bad
+}
+
 export_to() {
 	local out=$1 f
 	mkdir -p "$out"
@@ -276,6 +292,7 @@ cmd_export() {
 		dirty_files | head -n 20 >&2
 		die "$tname has uncommitted changes (above): commit them first; only commits are exported"
 	fi
+	messages_git_am_keeps || die "nothing was exported"
 	local tmp f changed=0
 	tmp=$(mktemp -d)
 	export_to "$tmp"
@@ -317,6 +334,7 @@ cmd_check_export() {
 		dirty_files | head -n 20 >&2
 		bad=1
 	fi
+	messages_git_am_keeps || bad=1
 	tmp=$(mktemp -d)
 	export_to "$tmp"
 	for f in $(cat "$tmp/series"); do

@@ -81,6 +81,24 @@ def test_export_does_not_churn(work):
     assert {p.name: p.read_bytes() for p in patches.iterdir()} == before
 
 
+def test_a_message_git_am_would_change_is_not_exported(work):
+    """A message with blank lines in a row (a cherry-pick can keep them)
+    exports a patch that 'git am' applies with one blank line: the stored
+    series then never matches a tree made from it (CI's check-export)."""
+    tree, patches, env = work
+    (tree / "mm.c").write_text("int a;\nint b;\n")
+    git(tree, "commit", "-q", "-a", "--cleanup=verbatim",
+        "-m", "mm: add b\n\nOne.\n\n\nTwo.\n")
+    r = run(env, "export")
+    assert r.returncode != 0 and "mm: add b" in r.stderr
+    assert not (patches / "series").exists()
+    r = run(env, "check-export")
+    assert r.returncode != 0 and "git am strips" in r.stderr
+    git(tree, "commit", "-q", "--amend", "--no-edit", "--cleanup=strip")
+    assert run(env, "export").returncode == 0
+    assert run(env, "check-export").returncode == 0
+
+
 def test_uncommitted_change_fails_check(work):
     tree, patches, env = work
     (tree / "mm.c").write_text("int changed;\n")
