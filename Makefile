@@ -24,7 +24,7 @@ STAGE    := $(PY) -m zlctool.stage $(RESULTS)
 KUNIT_TOPOLOGIES ?= 1 2 4 64 6G,cpus=0-1/1G
 KUNIT_CONFIGS    := configs/kunit.config $(TREE)/mm/tests/.kunitconfig
 
-.PHONY: help deps tree export check-export check-export-base post kunit kunit-debug selftest locality hotplug pytest test bench compare guest base-tree base-guest run shell check deb
+.PHONY: help deps tree export check-export check-export-base post kunit kunit-debug arm64 selftest locality hotplug pytest test bench compare guest base-tree base-guest run shell check deb
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -85,6 +85,10 @@ $(OUT)/selftests/%: $(TREE)/tools/testing/selftests/mm/%.c
 	@mkdir -p $(dir $@)
 	gcc -Wall -O2 -static -pthread -I $(TREE)/tools/testing/selftests -o $@ $<
 
+$(OUT)/arm64/selftests/%: $(TREE)/tools/testing/selftests/mm/%.c
+	@mkdir -p $(dir $@)
+	aarch64-linux-gnu-gcc -Wall -O2 -static -pthread -I $(TREE)/tools/testing/selftests -o $@ $<
+
 # --- tests ------------------------------------------------------------------
 
 selftest: guest $(OUT)/selftests/zonelist_cache_memhog $(OUT)/selftests/zonelist_cache_locality ## the memhog (4 nodes passes, 1 node skips), locality (4 nodes) and run_vmtests.sh -t zonelist_cache (2 nodes) kselftests
@@ -115,6 +119,21 @@ kunit: tree ## the zonelist_cache KUnit suite on each of KUNIT_TOPOLOGIES (1 2 4
 		--filter 'zonelist_cache' --timeout 300 --summary $(call COUNTS,kunit)
 
 KCSAN_SCOPE := zlc_|zonelist_cache|get_page_from_freelist
+
+# arm64, a weakly ordered CPU: cross-built (kunit.py --arch=arm64) and
+# booted on QEMU's virt board with NUMA nodes from its device tree.
+ARM64_IMAGE := $(OUT)/arm64/arch/arm64/boot/Image
+
+arm64: tree ## KUnit on 2 and 4 arm64 nodes and the locality kselftest, under qemu-system-aarch64
+	@scripts/deps.sh arm64
+	@$(MAKE) -s $(OUT)/arm64/selftests/zonelist_cache_locality
+	$(PY) -m zlctool.kunit --arch arm64 --tree $(TREE) --build-dir $(OUT)/arm64 --label arm64-kunit \
+		--kunitconfig configs/arm64.config --kunitconfig $(TREE)/mm/tests/.kunitconfig \
+		--topology 2 --topology 4 --filter 'zonelist_cache' --timeout 900 \
+		--summary $(call COUNTS,arm64-kunit)
+	$(PY) -m zlctool.selftest --kernel $(ARM64_IMAGE) --label arm64-locality \
+		--locality $(OUT)/arm64/selftests/zonelist_cache_locality \
+		--summary $(call COUNTS,arm64-locality)
 
 kunit-debug: tree $(OUT)/selftests/zonelist_cache_memhog ## KUnit and a spilling hog under KCSAN, DEBUG_VM, lockdep
 	$(PY) -m zlctool.kunit --tree $(TREE) --build-dir $(OUT)/kunit-debug --label kunit-debug \

@@ -11,7 +11,9 @@
 #
 # The mirror is the one the machine's own sources name for Debian's main
 # archive.  The suite's lists are fetched the first time, and again when a
-# package=version asked for is not in them.
+# package=version asked for is not in them.  ARCH=arm64 reads the lists of
+# another architecture (in build/apt/SUITE-ARCH), for 'apt-get download'
+# of a guest's program: nothing of it is installed on this machine.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +22,7 @@ tool=${2:?usage: apt-suite.sh SUITE apt-get|apt-cache ARGS...}
 shift 2
 case $tool in apt-get|apt-cache) ;; *) echo "apt-suite.sh: runs apt-get or apt-cache, not $tool" >&2; exit 2 ;; esac
 
-d=$top/build/apt/$suite
+d=$top/build/apt/$suite${ARCH:+-$ARCH}
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 # shellcheck disable=SC2016 # apt's own $(FIELD) placeholders
 mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 'Created-By: Packages' 2>/dev/null |
@@ -28,11 +30,14 @@ mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 'Created-By: Pac
 mirror=${mirror:-http://deb.debian.org/debian/}
 mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
 signed=
-[ -f "$keyring" ] && signed="[signed-by=$keyring] "
+[ -f "$keyring" ] && signed="signed-by=$keyring"
+[ -n "${ARCH:-}" ] && signed="arch=$ARCH${signed:+ $signed}"
+[ -n "$signed" ] && signed="[$signed] "
 printf 'deb %s%s %s main\ndeb-src %s%s %s main\n' "$signed" "$mirror" "$suite" "$signed" "$mirror" "$suite" \
 	> "$d/sources.list"
 opts=(-o "Dir::Etc::SourceList=$d/sources.list" -o Dir::Etc::SourceParts=/dev/null
       -o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache")
+[ -n "${ARCH:-}" ] && opts+=(-o "APT::Architecture=$ARCH" -o "APT::Architectures::=$ARCH")
 
 update() {
 	echo "apt-suite.sh: apt-get update ($suite, private lists in ${d#"$top"/})" >&2

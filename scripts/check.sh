@@ -23,6 +23,9 @@
 #               states in its header: checked by the kernel's own
 #               scripts/checktheselitmus.sh
 #   deb         make deb builds installable packages (the guest config)
+#   arm64       make arm64: the series cross-built for arm64, a weakly
+#               ordered CPU, its KUnit suite on 2 and 4 nodes and the
+#               locality kselftest under qemu-system-aarch64 (virt board)
 #
 # CHECKS="checkpatch kernel-doc" runs a subset.  One line per check, a
 # summary line last; the exit status is 1 when any check failed.  Logs go
@@ -43,7 +46,7 @@ case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
 tree=$TREE
 base_tree=$TREE-base
 out=$OUT/check
-ALL="checkpatch kernel-doc bisect configs warnings htmldocs litmus deb"
+ALL="checkpatch kernel-doc bisect configs warnings htmldocs litmus deb arm64"
 CHECKS=${CHECKS:-$ALL}
 mkdir -p "$out"
 
@@ -326,6 +329,17 @@ check_litmus() {
 check_deb() {
 	KCONFIG=$top/configs/guest.config "$top/scripts/deb.sh" || { detail="make deb failed"; return 1; }
 	detail="$(find "$OUT/deb" -maxdepth 1 -name 'linux-image-*.deb' | wc -l) linux-image package(s) in ${OUT#"$top"/}/deb"
+}
+
+check_arm64() {
+	local r=$top/build/test-results/ c p f sk
+	# The Makefile's COUNTS: 6.12's stages write 6.12-NAME.counts.
+	[ "${BASE:-7.3}" = 7.3 ] || r=$r${BASE}-
+	make -s --no-print-directory -C "$top" arm64 || { detail="make arm64 failed"; return 1; }
+	for c in arm64-kunit arm64-locality; do
+		read -r _ p _ f _ sk < "$r$c.counts"
+		detail="$detail${detail:+, }$c $p passed, $f failed, $sk skipped"
+	done
 }
 
 summary=()

@@ -7,7 +7,11 @@
 # managed (PEP 668) and takes no pip installs.
 #   deps.sh          for 'make test' and friends
 #   deps.sh docs     also Sphinx, for 'make check' (htmldocs)
+#   deps.sh arm64    also the arm64 cross compiler, QEMU for arm64 and an
+#                    arm64 static busybox for its guests (make arm64)
 set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
 
 pkgs=(
 	# kernel build
@@ -22,6 +26,7 @@ pkgs=(
 	e2fsprogs util-linux stress-ng
 )
 [ "${1:-}" = docs ] && pkgs+=(python3-sphinx python3-sphinx-rtd-theme python3-yaml)
+[ "${1:-}" = arm64 ] && pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm)
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -36,6 +41,25 @@ if [ ${#missing[@]} -gt 0 ]; then
 	$SUDO apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
 		"${missing[@]}" >/dev/null
+fi
+
+# The guests' busybox for arm64: Debian's own arm64 package of the
+# machine's release, unpacked in build/tools/ (never installed here).
+if [ "${1:-}" = arm64 ] && [ ! -x "$top/build/tools/arm64/bin/busybox" ]; then
+	# shellcheck source=/dev/null
+	. /etc/os-release
+	tmp=$(mktemp -d)
+	chmod 755 "$tmp"	# apt's _apt user downloads into it
+	echo "deps: fetching busybox-static for arm64 ($VERSION_CODENAME)"
+	if ! (cd "$tmp" && ARCH=arm64 "$top/scripts/apt-suite.sh" "$VERSION_CODENAME" \
+			apt-get download -qq busybox-static 2>&1); then
+		rm -rf "$tmp"
+		echo "deps: could not download busybox-static:arm64" >&2
+		exit 1
+	fi
+	dpkg-deb -x "$tmp"/busybox-static_*_arm64.deb "$tmp/x"
+	install -D -m 755 "$tmp/x/bin/busybox" "$top/build/tools/arm64/bin/busybox"
+	rm -rf "$tmp"
 fi
 
 echo "deps: all present"

@@ -148,6 +148,25 @@ def test_qemu_command_uses_tcg_and_topology():
     assert "node,nodeid=1,memdev=m1" in cmd
 
 
+def test_an_arm64_image_boots_on_the_virt_board():
+    arm = guest.qemu_command("build/7.3/arm64/arch/arm64/boot/Image", "rd",
+                             Topology.parse("4"))
+    assert arm[0] == "qemu-system-aarch64"
+    assert arm[arm.index("-machine") + 1].startswith("virt")
+    assert "console=ttyAMA0" in arm[arm.index("-append") + 1]
+    assert "node,nodeid=3,memdev=m3" in arm
+    x86 = guest.qemu_command("build/7.3/guest/arch/x86/boot/bzImage", "rd", Topology.parse("4"))
+    assert x86[0] == "qemu-system-x86_64" and "console=ttyS0" in x86[x86.index("-append") + 1]
+    # A directory named arm64 elsewhere in the path does not make it arm64.
+    assert guest.arch_of("/arm64/build/arch/x86/boot/bzImage") == "x86_64"
+
+
+def test_an_arm64_initramfs_without_its_busybox_says_how_to_get_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(guest, "TOP", str(tmp_path))
+    with pytest.raises(guest.GuestError, match="deps.sh arm64"):
+        guest.build_initramfs(str(tmp_path / "rd"), arch="arm64")
+
+
 def test_initramfs_holds_init_scripts_cmd_and_binaries(tmp_path):
     binary = tmp_path / "hello"
     binary.write_text("#!/bin/sh\necho hi\n")

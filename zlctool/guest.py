@@ -65,6 +65,26 @@ class GuestError(RuntimeError):
     """The guest could not be run, or it crashed or hung."""
 
 
+# The machines a guest runs on, by the kernel's architecture: the kernel
+# image's path says which (build/X/arch/arm64/boot/Image).  arm64 guests
+# boot QEMU's virt board, which gives Linux the NUMA nodes through the
+# device tree; their busybox is Debian's arm64 one (scripts/deps.sh arm64).
+ARCHES = {
+    "x86_64": dict(qemu="qemu-system-x86_64", package="qemu-system-x86",
+                   machine=["-machine", "pc"], console="ttyS0"),
+    "arm64": dict(qemu="qemu-system-aarch64", package="qemu-system-arm",
+                  machine=["-machine", "virt,gic-version=3", "-cpu", "cortex-a57"],
+                  console="ttyAMA0"),
+}
+
+
+def arch_of(kernel):
+    """'arm64' for a kernel image under arch/arm64/, else 'x86_64'."""
+    parts = os.path.abspath(kernel).split(os.sep)
+    return "arm64" if "arch" in parts and parts[parts.index("arch") + 1:][:1] == ["arm64"] \
+        else "x86_64"
+
+
 # --- progress -------------------------------------------------------------
 
 def fmt_time(seconds):
@@ -136,7 +156,8 @@ def unrelated_kcsan(lines, kcsan_scope):
 
 
 def vmlinux_of(kernel):
-    """build/X/arch/x86/boot/bzImage -> build/X/vmlinux, if it is there."""
+    """build/X/arch/x86/boot/bzImage (or arch/arm64/boot/Image) ->
+    build/X/vmlinux, if it is there."""
     d = os.path.dirname(os.path.abspath(kernel))
     for _ in range(3):
         d = os.path.dirname(d)
@@ -241,7 +262,12 @@ def results(lines):
 
 # --- running a guest ------------------------------------------------------
 
-def find_busybox():
+def find_busybox(arch="x86_64"):
+    if arch == "arm64":
+        path = os.path.join(TOP, "build", "tools", "arm64", "bin", "busybox")
+        if not os.path.isfile(path):
+            raise GuestError("no arm64 busybox in build/tools/arm64: run scripts/deps.sh arm64")
+        return path
     for path in ("/bin/busybox", "/usr/bin/busybox"):
         if os.path.exists(path):
             out = subprocess.run(["file", "-L", path], capture_output=True, text=True).stdout \
@@ -265,7 +291,8 @@ def host_program(name):
     return out
 
 
-def build_initramfs(dest, binaries=(), command="true", files=None, copies=None):
+def build_initramfs(dest, binaries=(), command="true", files=None, copies=None,
+                    arch="x86_64"):
     """A gzipped newc cpio: busybox, zlctool/in_guest/init as /init, the
     scripts of zlctool/in_guest/ in /scripts, binaries in /bin, files
     ({path: text}), copies ({guest path: host file}, for a dynamically
@@ -274,7 +301,7 @@ def build_initramfs(dest, binaries=(), command="true", files=None, copies=None):
     try:
         for d in ("bin", "sbin", "proc", "sys", "dev", "tmp", "etc", "scripts"):
             os.makedirs(os.path.join(root, d))
-        shutil.copy2(find_busybox(), os.path.join(root, "bin", "busybox"))
+        shutil.copy2(find_busybox(arch), os.path.join(root, "bin", "busybox"))
         shutil.copy2(os.path.join(SCRIPTS, "init"), os.path.join(root, "init"))
         os.chmod(os.path.join(root, "init"), 0o755)
         for name in os.listdir(SCRIPTS):
@@ -311,10 +338,11 @@ def build_initramfs(dest, binaries=(), command="true", files=None, copies=None):
 
 
 def qemu_command(kernel, initrd, topo, append="", extra=(), interactive=False):
-    cmdline = ("console=ttyS0 panic=-1 oops=panic loglevel=6 rdinit=/init "
+    arch = ARCHES[arch_of(kernel)]
+    cmdline = (f"console={arch['console']} panic=-1 oops=panic loglevel=6 rdinit=/init "
                "printk.time=1 " + append).strip()
     serial = ["-serial", "mon:stdio"] if interactive else ["-serial", "stdio", "-monitor", "none"]
-    return (["qemu-system-x86_64", "-accel", "tcg", "-machine", "pc",
+    return ([arch["qemu"], "-accel", "tcg", *arch["machine"],
              "-nodefaults", "-no-reboot", "-display", "none", *serial,
              "-kernel", kernel, "-initrd", initrd, "-append", cmdline]
             + topo.qemu_args() + list(extra))
@@ -349,15 +377,17 @@ def run(kernel, topo, command, binaries=(), timeout=600, stage="guest", name=Non
     build/test-results/STAGE/NAME.log (NAME: the topology's label)."""
     if not os.path.isfile(kernel):
         raise GuestError(f"no kernel image at {kernel}")
-    if not shutil.which("qemu-system-x86_64"):
-        raise GuestError("qemu-system-x86_64 is missing: install qemu-system-x86 (make deps)")
+    arch = arch_of(kernel)
+    if not shutil.which(ARCHES[arch]["qemu"]):
+        raise GuestError(f"{ARCHES[arch]['qemu']} is missing: install {ARCHES[arch]['package']}"
+                         + (" (make deps)" if arch == "x86_64" else " (scripts/deps.sh arm64)"))
     log = log or log_path(stage, name or topo.label())
     quiet = quiet or bool(echo)
     label = f"[{stage} {name or topo.label()}]"
     work = tempfile.mkdtemp(prefix="zlc-guest-")
     try:
         initrd = os.path.join(work, "initramfs.cpio.gz")
-        build_initramfs(initrd, binaries, command, files, copies)
+        build_initramfs(initrd, binaries, command, files, copies, arch)
         cmd = qemu_command(kernel, initrd, topo, append, extra)
         os.makedirs(os.path.dirname(os.path.abspath(log)), exist_ok=True)
         lines = []
@@ -427,7 +457,7 @@ def shell(kernel, topo, binaries=(), append="", extra=()):
     work = tempfile.mkdtemp(prefix="zlc-shell-")
     try:
         initrd = os.path.join(work, "initramfs.cpio.gz")
-        build_initramfs(initrd, binaries, "setsid cttyhack sh -l")
+        build_initramfs(initrd, binaries, "setsid cttyhack sh -l", arch=arch_of(kernel))
         cmd = qemu_command(kernel, initrd, topo, append, extra, interactive=True)
         print("$ " + shlex.join(cmd), flush=True)
         return subprocess.call(cmd)

@@ -18,7 +18,14 @@ it, then a third time in the same boot beside a hog that spills past
 node 0 (--no-beside-hog, make hotplug BESIDE_HOG=0, leaves that out).
 Before that, the kmem:mm_zlc_wipe tracepoint must have seen both
 zonelists of every node wiped at each rebuild (histogram triggers count
-them per node, and the marks the hog made meanwhile).  The guest's side is zlctool/in_guest/hotplug.sh.  Any
+them per node, and the marks the hog made meanwhile).  Still under the
+hog, CPU 1 goes offline and online as many times (the offline CPU's
+counter deltas are folded into its zones, a path that gives free pages
+back).  With the hog stopped, a load preferring node 3 and larger than it
+fills the node: its zones must be marked, and their marks must end each
+time the load gives the pages back (kmem:mm_zlc_recover on node 3); a
+small load preferring node 3 must then land there, every page sampled.
+The guest's side is zlctool/in_guest/hotplug.sh.  Any
 warning, oops or KCSAN report on the console fails the run
 (zlctool.guest); so does a block that would not go offline
 or online, a node whose memory did not shrink and grow back, or a hog that
@@ -29,7 +36,7 @@ import argparse
 import re
 import sys
 
-from . import guest, summary
+from . import guest, summary, workloads
 from .topology import Topology
 
 NODE = 3
@@ -108,7 +115,8 @@ def main(argv=None):
         topo = Topology.even(4)
         res = guest.run(args.kernel, topo, f"NODE={NODE} CYCLES={CYCLES} "
                         f"BESIDE_HOG={int(args.beside_hog)} sh /scripts/hotplug.sh",
-                        binaries=[args.hog], timeout=args.timeout, stage="hotplug",
+                        binaries=[args.hog, workloads.build_zlcload()],
+                        timeout=args.timeout, stage="hotplug",
                        # loglevel=7: the KUnit run at boot prints its TAP at
                        # KERN_INFO, so a console that stops says where.
                         append="memhp_default_state=offline loglevel=7",
@@ -118,7 +126,8 @@ def main(argv=None):
                     re.search(r"zlc-rerun(-hog)?: \s*(not )?ok", line):
                 print(f"[hotplug] {line}")
         offlined = sum(1 for l in res.lines if re.search(r"zlc-hotplug: cycle \d+ offline", l))
-        ok = res.status == 0 and offlined == CYCLES
+        cpus = sum(1 for l in res.lines if re.search(r"zlc-hotplug: cpu cycle \d+:", l))
+        ok = res.status == 0 and offlined == CYCLES and cpus == CYCLES
         for which, (marker, _) in enumerate(reruns):
             p_, f_, s_ = count_rerun(res.lines, which)
             fresh = rerun_reported(res.lines, which)
@@ -132,7 +141,8 @@ def main(argv=None):
             print(f"[hotplug] {marker[len('zlc-hotplug: '):]}: {p_} passed, {f_} failed, "
                   f"{s_} skipped")
             passed, failed, skipped = passed + p_, failed + f_, skipped + s_
-        print(f"[hotplug] exit {res.status}, {offlined}/{CYCLES} offline/online cycles"
+        print(f"[hotplug] exit {res.status}, {offlined}/{CYCLES} memory and {cpus}/{CYCLES} "
+              "CPU offline/online cycles"
               + ("" if ok else "  <-- expected all to pass"))
         passed, failed = passed + (1 if ok else 0), failed + (0 if ok else 1)
     except guest.GuestError as e:

@@ -49,12 +49,21 @@ def judge(cases, topo):
     return judged
 
 
-def build(tree, build_dir, kunitconfigs, jobs, label):
-    """kunit.py build; the path of the bzImage, or None when it failed."""
+# kunit.py's --arch, the cross compiler it needs and the image it leaves.
+ARCHES = {"x86_64": ("", "arch/x86/boot/bzImage"),
+          "arm64": ("aarch64-linux-gnu-", "arch/arm64/boot/Image")}
+
+
+def build(tree, build_dir, kunitconfigs, jobs, label, arch="x86_64"):
+    """kunit.py build; the path of the kernel image, or None when it failed."""
+    cross, image = ARCHES[arch]
     cc = "CC=" + subprocess.run([os.path.join(guest.TOP, "scripts", "cc.sh")],
-                                capture_output=True, text=True, check=True).stdout.strip()
+                                capture_output=True, text=True, check=True,
+                                env=dict(os.environ, CROSS_COMPILE=cross)).stdout.strip()
     cmd = [sys.executable, os.path.join(tree, "tools/testing/kunit/kunit.py"), "build",
-           "--arch=x86_64", f"--build_dir={build_dir}", f"--jobs={jobs}", f"--make_options={cc}"]
+           f"--arch={arch}", f"--build_dir={build_dir}", f"--jobs={jobs}", f"--make_options={cc}"]
+    if cross:
+        cmd.append(f"--cross_compile={cross}")
     cmd += [f"--kunitconfig={os.path.abspath(k)}" for k in kunitconfigs]
     t0 = time.monotonic()
     print(f"[{label}] building with kunit.py into {os.path.relpath(build_dir, guest.TOP)}",
@@ -71,7 +80,7 @@ def build(tree, build_dir, kunitconfigs, jobs, label):
               file=sys.stderr)
         return None
     print(f"[{label}] built in {guest.fmt_time(time.monotonic() - t0)}", flush=True)
-    return os.path.join(build_dir, "arch/x86/boot/bzImage")
+    return os.path.join(build_dir, image)
 
 
 def run_one(kernel, topo, args):
@@ -119,6 +128,8 @@ def main(argv=None):
     p.add_argument("--jobs", type=int, default=os.cpu_count())
     p.add_argument("--summary", help="file to write the counts to (see zlctool.summary)")
     p.add_argument("--label", default="kunit")
+    p.add_argument("--arch", choices=sorted(ARCHES), default="x86_64",
+                   help="the guests' architecture (arm64: cross-built, QEMU's virt board)")
     p.add_argument("--kcsan-scope",
                    help="regex: only KCSAN reports naming a match fail the run")
     args = p.parse_args(argv)
@@ -129,7 +140,7 @@ def main(argv=None):
         print(f"topology: {e}", file=sys.stderr)
         return 2
     kernel = build(os.path.abspath(args.tree), os.path.abspath(args.build_dir),
-                   args.kunitconfig, args.jobs, args.label)
+                   args.kunitconfig, args.jobs, args.label, args.arch)
     if not kernel:
         return summary.finish(args.label, args.summary, 0, 1, 0)
     passed = failed = skipped = 0

@@ -37,9 +37,10 @@ def counts(lines):
     return r.passed, r.failed + (0 if r.plan_skip else r.errors), r.skipped, r.plan_skip
 
 
-def run_binary(kernel, binary, topo, command, name, timeout, kcsan_scope=None):
+def run_binary(kernel, binary, topo, command, name, timeout, kcsan_scope=None,
+               stage="selftest"):
     res = guest.run(kernel, topo, command, binaries=[binary], timeout=timeout,
-                    stage="selftest", name=name, kcsan_scope=kcsan_scope)
+                    stage=stage, name=name, kcsan_scope=kcsan_scope)
     if kcsan_scope:
         for line in guest.unrelated_kcsan(res.lines, kcsan_scope):
             print(f"[selftest {name}] KCSAN report outside the zonelist cache "
@@ -48,17 +49,17 @@ def run_binary(kernel, binary, topo, command, name, timeout, kcsan_scope=None):
     return res.status, tap, counts(res.lines)
 
 
-def run_case(kernel, hog, nodes, args_line, timeout, kcsan_scope=None):
+def run_case(kernel, hog, nodes, args_line, timeout, kcsan_scope=None, stage="selftest"):
     return run_binary(kernel, hog, Topology.even(nodes), f"zonelist_cache_memhog {args_line}",
-                      f"memhog-{nodes}n", timeout, kcsan_scope)
+                      f"memhog-{nodes}n", timeout, kcsan_scope, stage)
 
 
-def run_locality(kernel, binary, nodes, window, timeout, kcsan_scope=None):
+def run_locality(kernel, binary, nodes, window, timeout, kcsan_scope=None, stage="selftest"):
     """zonelist_cache_locality in a guest of `nodes` nodes of 1 GiB (2 GiB in
     all beyond two nodes), freeing into node `window`: (status, tap, counts)."""
     return run_binary(kernel, binary, Topology.even(nodes),
                       f"zonelist_cache_locality -w {window}", f"locality-{nodes}n-w{window}",
-                      timeout, kcsan_scope)
+                      timeout, kcsan_scope, stage)
 
 
 def judge_run(label, status, tap, counts, min_passed):
@@ -80,12 +81,12 @@ def hog_cases(args):
     # of memory the hog spills past node 0, so nothing may skip: a skip
     # ("did not spill") would leave zlc_skip and placement unchecked.
     status, tap, counts = run_case(args.kernel, args.hog, 4, args.args,
-                                   args.timeout, args.kcsan_scope)
+                                   args.timeout, args.kcsan_scope, args.label)
     passed, failed, skipped = judge_run("[selftest 4 nodes]", status, tap, counts, 5)
 
     # One node: the selftest skips, with its reason, and nothing fails.
     status, tap, (p1, f1, s1, why) = run_case(args.kernel, args.hog, 1, args.args,
-                                              args.timeout, args.kcsan_scope)
+                                              args.timeout, args.kcsan_scope, args.label)
     for line in tap:
         print(f"[selftest 1 node] {line}")
     ok = status == KSFT_SKIP and why is not None and f1 == 0
@@ -102,7 +103,7 @@ def locality_cases(args):
     passed = failed = skipped = 0
     for nodes, window in ((4, 1),) if args.vmtests else ((2, 0), (4, 1)):
         status, tap, counts = run_locality(args.kernel, args.locality, nodes, window,
-                                           args.timeout, args.kcsan_scope)
+                                           args.timeout, args.kcsan_scope, args.label)
         pl, fl, sl = judge_run(f"[locality {nodes} nodes, window node {window}]",
                                status, tap, counts, 1)
         passed, failed, skipped = passed + pl, failed + fl, skipped + sl
@@ -164,6 +165,8 @@ def main(argv=None):
     p.add_argument("--args", default="-p 70 -t 2 -r 1 -P", help="selftest arguments")
     p.add_argument("--timeout", type=int, default=600)
     p.add_argument("--summary")
+    p.add_argument("--label", default="selftest",
+                   help="the stage's name: its consoles go to build/test-results/BASE/LABEL/")
     p.add_argument("--kcsan-scope",
                    help="regex: only KCSAN reports naming a match fail the run")
     args = p.parse_args(argv)
@@ -181,7 +184,7 @@ def main(argv=None):
     except guest.GuestError as e:
         print(f"[selftest] {e}", file=sys.stderr)
         failed += 1
-    return summary.finish("selftest", args.summary, passed, failed, skipped)
+    return summary.finish(args.label, args.summary, passed, failed, skipped)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 # shellcheck shell=sh
 # make hotplug, in the guest (see zlctool/hotplug.py): node NODE's
 # hot-added DIMM goes online and offline CYCLES times under a spilling
-# hog, then the KUnit suite runs again.
+# hog, CPU 1 as many times, node NODE is filled and emptied, then the
+# KUnit suite runs again.
 #
 #   NODE=3 CYCLES=3 hotplug.sh
 set -u
@@ -86,6 +87,56 @@ grep -q '^ok ' /tmp/hog.log || { echo "zlc-hotplug: the hog passed nothing"; cat
 grep '^not ok' /tmp/hog.log && exit 1
 echo "zlc-hotplug: $(grep -E '^(zlc_|numa_miss)' /proc/vmstat | tr '\n' ' ')"
 echo "zlc-hotplug: hog runs $(grep -c zlc-run /tmp/hog.log), checks passed $(grep -c '^ok ' /tmp/hog.log)"
+# CPU 1 offline and online, CYCLES times, under a spilling hog: an
+# offline CPU's pending counter deltas are folded into its zones
+# (cpu_vm_stats_fold()), one of the paths that give a zone free pages.
+# The hog runs one thread (on CPU 0: its threads are pinned, and one on
+# a CPU that goes away fails); a load that maps, faults and unmaps runs
+# on CPU 1, so that CPU 1 has deltas to fold, and the kernel moves it to
+# CPU 0 while CPU 1 is away.
+start_hog on 55 1 /tmp/hog-cpu.log
+taskset -c 1 zlcload churn 64 0 0 > /tmp/churn-cpu.log &
+churn=$!
+cpu=/sys/devices/system/cpu/cpu1/online
+[ -w $cpu ] || { echo "zlc-hotplug: cpu1 cannot go offline"; exit 1; }
+for cycle in $(seq "$CYCLES"); do
+	sleep 1
+	echo 0 > $cpu || { echo "zlc-hotplug: cpu1 would not go offline"; exit 1; }
+	[ "$(cat $cpu)" = 0 ] || { echo "zlc-hotplug: cpu1 still online"; exit 1; }
+	sleep 1
+	echo 1 > $cpu || { echo "zlc-hotplug: cpu1 would not come back"; exit 1; }
+	echo "zlc-hotplug: cpu cycle $cycle: cpu1 offline and online under the hog"
+done
+kill -TERM $churn; wait $churn || { echo "zlc-hotplug: the load on cpu1 failed"; exit 1; }
+touch /tmp/stop; wait $hog
+grep -q '^ok ' /tmp/hog-cpu.log || { echo "zlc-hotplug: the hog passed nothing"; cat /tmp/hog-cpu.log; exit 1; }
+grep '^not ok' /tmp/hog-cpu.log && { tail -20 /tmp/hog-cpu.log; exit 1; }
+echo "zlc-hotplug: during the cpu cycles the hog ran $(grep -c zlc-run /tmp/hog-cpu.log) times and the load on cpu1 $(sed 's/.*"loops": \([0-9]*\).*/\1/' /tmp/churn-cpu.log) times"
+# Empty node $NODE and give its pages back, the hog stopped: a load that
+# prefers node $NODE and is larger than it fills its zones until the fast
+# path fails them and marks them (mm_zlc_mark on node $NODE); each time
+# the load unmaps, the zones pass again and their marks end
+# (mm_zlc_recover on node $NODE).  Then a small load preferring the node
+# must land there, every page.
+echo "hist:keys=node_id:size=256" > $ev/mm_zlc_recover/trigger
+count() { hist "$ev/$1/hist" | awk -v n="$NODE" '$1 == n { c = $2 } END { print c + 0 }'; }
+marks0=$(count mm_zlc_mark)
+rec0=$(count mm_zlc_recover)
+mib=$(( $(total) * 3 / 2048 ))
+zlcload churn $mib "$NODE" 4 > /tmp/fill.log || { echo "zlc-hotplug: the filling load failed"; exit 1; }
+marks=$(( $(count mm_zlc_mark) - marks0 ))
+rec=$(( $(count mm_zlc_recover) - rec0 ))
+echo "zlc-hotplug: filling node $NODE ($mib MiB preferring it): $marks marks and $rec recoveries on node $NODE; $(sed 's/.*"loops": \([0-9]*\).*/\1/' /tmp/fill.log) fills"
+[ "$marks" -gt 0 ] || { echo "zlc-hotplug: a full node $NODE was never marked"; exit 1; }
+[ "$rec" -gt 0 ] || { echo "zlc-hotplug: node $NODE's marks did not end when its pages came back"; exit 1; }
+zlcload churn 32 "$NODE" 1 > /tmp/small.log || { echo "zlc-hotplug: the small load failed"; exit 1; }
+per=$(sed 's/.*"pages_per_node": \[\([^]]*\)\].*/\1/' /tmp/small.log | tr -d ' ')
+here=$(echo "$per" | awk -F, -v n="$NODE" '{ print $(n + 1) + 0 }')
+all=$(echo "$per" | awk -F, '{ for (i = 1; i <= NF; i++) s += $i; print s + 0 }')
+echo "zlc-hotplug: after the fill, a small load preferring node $NODE has $here of $all sampled pages there"
+if [ "$all" -eq 0 ] || [ "$here" -ne "$all" ]; then
+	echo "zlc-hotplug: node $NODE, given its pages back, did not get the load"; exit 1
+fi
 # The line before each run goes through the kernel's log, so that the
 # suite's own lines on the console cannot cut into it.
 echo "zlc-hotplug: rerun" > /dev/kmsg
