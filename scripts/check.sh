@@ -23,6 +23,10 @@
 #               states in its header: checked by the kernel's own
 #               scripts/checktheselitmus.sh
 #   deb         make deb builds installable packages (the guest config)
+#   cross       W=1 and sparse on the touched .c files for riscv64 and
+#               ppc64le, each from its architecture's defconfig with NUMA,
+#               KUnit and the suite on (scripts/config): no warning that
+#               the base tree built the same way does not have
 #   arm64       make arm64: the series cross-built for arm64, a weakly
 #               ordered CPU, its KUnit suite on 2 and 4 nodes and the
 #               locality kselftest under qemu-system-aarch64 (virt board)
@@ -46,7 +50,7 @@ case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
 tree=$TREE
 base_tree=$TREE-base
 out=$OUT/check
-ALL="checkpatch kernel-doc bisect configs warnings htmldocs litmus deb arm64"
+ALL="checkpatch kernel-doc bisect configs warnings htmldocs litmus deb cross arm64"
 CHECKS=${CHECKS:-$ALL}
 mkdir -p "$out"
 
@@ -329,6 +333,61 @@ check_litmus() {
 check_deb() {
 	KCONFIG=$top/configs/guest.config "$top/scripts/deb.sh" || { detail="make deb failed"; return 1; }
 	detail="$(find "$OUT/deb" -maxdepth 1 -name 'linux-image-*.deb' | wc -l) linux-image package(s) in ${OUT#"$top"/}/deb"
+}
+
+# The other weakly ordered architectures a reviewer builds: ARCH, its
+# cross compiler and the defconfig target to start from.
+CROSS_ARCHES="riscv:riscv64-linux-gnu-:defconfig powerpc:powerpc64le-linux-gnu-:ppc64le_defconfig"
+
+# cross_build SRC ARCH CROSS DEFCONFIG NAME OBJS...: the defconfig with NUMA
+# and the suite on, then OBJS with W=1 C=2; the findings to $out/NAME.
+cross_build() {
+	local src=$1 arch=$2 cross=$3 defconfig=$4 name=$5 objs=("${@:6}") o=$OUT/check-$5 sparse
+	local mk=(make -s -C "$src" O="$o" ARCH="$arch" CROSS_COMPILE="$cross")
+	sparse=$("$top/scripts/sparse.sh") || return 1
+	mkdir -p "$o"
+	"${mk[@]}" "$defconfig" > "$out/$name.full" 2>&1 || return 1
+	"$src/scripts/config" --file "$o/.config" -e SMP -e NUMA -e CGROUPS -e CPUSETS \
+		-e VM_EVENT_COUNTERS -e TRANSPARENT_HUGEPAGE -e MEMCG -e CMA -e DEBUG_FS \
+		-e KUNIT -e ZONELIST_CACHE_KUNIT_TEST
+	"${mk[@]}" olddefconfig >> "$out/$name.full" 2>&1 || return 1
+	if ! grep -q '^CONFIG_NUMA=y' "$o/.config"; then
+		echo "$arch: CONFIG_NUMA did not stay set in $o/.config"
+		return 1
+	fi
+	for f in "${objs[@]}"; do rm -f "$o/$f"; done
+	"${mk[@]}" CC="$(CROSS_COMPILE=$cross "$top/scripts/cc.sh")" -j"$(nproc)" \
+		W=1 C=2 CHECK="$sparse" "${objs[@]}" >> "$out/$name.full" 2>&1 || return 1
+	grep -E '(warning|error):' "$out/$name.full" > "$out/$name"
+	return 0
+}
+
+check_cross() {
+	local objs spec arch cross defconfig new total=0 parts=()
+	"$top/scripts/deps.sh" cross || return 1
+	base_worktree
+	mapfile -t objs < <(touched '*.c' | sed 's/\.c$/.o/')
+	for spec in $CROSS_ARCHES; do
+		IFS=: read -r arch cross defconfig <<< "$spec"
+		echo "== $arch ($defconfig, ${cross}gcc)"
+		cross_build "$base_tree" "$arch" "$cross" "$defconfig" "cross-$arch-base" "${objs[@]}" ||
+			{ tail -n 20 "$out/cross-$arch-base.full"; detail="$arch: the base tree did not build"; return 1; }
+		if ! cross_build "$tree" "$arch" "$cross" "$defconfig" "cross-$arch" "${objs[@]}"; then
+			tail -n 20 "$out/cross-$arch.full"
+			detail="$arch: ${objs[*]} did not build with W=1 C=2"
+			return 1
+		fi
+		if ! grep -q '^CONFIG_ZONELIST_CACHE_KUNIT_TEST=y' "$OUT/check-cross-$arch/.config"; then
+			detail="$arch: the KUnit suite did not stay on"
+			return 1
+		fi
+		new=$(new_findings "$out/cross-$arch-base" "$out/cross-$arch")
+		[ -z "$new" ] || echo "$new"
+		total=$((total + $(grep -c . <<< "$new")))
+		parts+=("$arch $(grep -c . <<< "$new") new ($(grep -c . < "$out/cross-$arch-base") in base)")
+	done
+	detail="${objs[*]} with W=1 and sparse: $(printf '%s, ' "${parts[@]}" | sed 's/, $//')"
+	[ "$total" -eq 0 ]
 }
 
 check_arm64() {

@@ -7,6 +7,8 @@
 # managed (PEP 668) and takes no pip installs.
 #   deps.sh          for 'make test' and friends
 #   deps.sh docs     also Sphinx, for 'make check' (htmldocs)
+#   deps.sh cross    also the riscv64 and ppc64le cross compilers (make
+#                    check's cross check)
 #   deps.sh arm64    also the arm64 cross compiler, QEMU for arm64 and an
 #                    arm64 static busybox for its guests (make arm64)
 set -euo pipefail
@@ -26,6 +28,7 @@ pkgs=(
 	e2fsprogs util-linux stress-ng
 )
 [ "${1:-}" = docs ] && pkgs+=(python3-sphinx python3-sphinx-rtd-theme python3-yaml)
+[ "${1:-}" = cross ] && pkgs+=(gcc-riscv64-linux-gnu gcc-powerpc64le-linux-gnu)
 [ "${1:-}" = arm64 ] && pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm)
 
 missing=()
