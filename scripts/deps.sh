@@ -16,8 +16,8 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 pkgs=(
-	# kernel build
-	gcc make flex bison bc libelf-dev libssl-dev dwarves kmod cpio
+	# kernel build (libdw-dev: 7.3's make deb lists it among its build dependencies)
+	gcc make flex bison bc libelf-dev libdw-dev libssl-dev dwarves kmod cpio
 	xz-utils rsync git ccache sparse python3 perl file dpkg-dev debhelper
 	# guests: QEMU (with its BIOS images) and a static busybox
 	qemu-system-x86 qemu-system-data seabios busybox-static gzip
