@@ -124,13 +124,13 @@ KCSAN_SCOPE := zlc_|zonelist_cache|get_page_from_freelist
 # booted on QEMU's virt board with NUMA nodes from its device tree.
 ARM64_IMAGE := $(OUT)/arm64/arch/arm64/boot/Image
 
-arm64: tree ## KUnit on 2 and 4 arm64 nodes and the locality kselftest, under qemu-system-aarch64
+arm64: tree ## KUnit on 2 and 4 arm64 nodes and a 6G node 0, and the locality kselftest, under qemu-system-aarch64
 	@scripts/deps.sh arm64
 	@$(MAKE) -s $(OUT)/arm64/selftests/zonelist_cache_locality
 	$(PY) -m zlctool.kunit --arch arm64 --tree $(TREE) --build-dir $(OUT)/arm64 --label arm64-kunit \
 		--kunitconfig configs/arm64.config --kunitconfig $(TREE)/mm/tests/.kunitconfig \
-		--topology 2 --topology 4 --filter 'zonelist_cache' --timeout 900 \
-		--summary $(call COUNTS,arm64-kunit)
+		--topology 2 --topology 4 --topology 6G,cpus=0-1/1G --filter 'zonelist_cache' \
+		--timeout 900 --summary $(call COUNTS,arm64-kunit)
 	$(PY) -m zlctool.selftest --kernel $(ARM64_IMAGE) --label arm64-locality \
 		--locality $(OUT)/arm64/selftests/zonelist_cache_locality \
 		--summary $(call COUNTS,arm64-locality)

@@ -28,8 +28,9 @@
 #               KUnit and the suite on (scripts/config): no warning that
 #               the base tree built the same way does not have
 #   arm64       make arm64: the series cross-built for arm64, a weakly
-#               ordered CPU, its KUnit suite on 2 and 4 nodes and the
-#               locality kselftest under qemu-system-aarch64 (virt board)
+#               ordered CPU, its KUnit suite on 2 and 4 nodes and on a 6G
+#               node 0 (DMA and Normal zones), and the locality kselftest,
+#               under qemu-system-aarch64 (virt board)
 #
 # CHECKS="checkpatch kernel-doc" runs a subset.  One line per check, a
 # summary line last; the exit status is 1 when any check failed.  Logs go
