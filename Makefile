@@ -176,7 +176,7 @@ test: ## what CI runs: every stage of 7.3, the 6.12 backport's part, timed; last
 
 # --- upstream hygiene and packages -----------------------------------------
 
-check: tree ## checkpatch, kernel-doc, per-patch builds, configs, W=1/sparse, htmldocs, litmus (herd7), deb (CHECKS=...)
+check: tree ## checkpatch, kernel-doc, per-patch builds, configs, W=1/sparse, htmldocs, litmus (herd7), deb, riscv64/ppc64le builds, arm64 (CHECKS=...)
 	@scripts/deps.sh
 	@scripts/check.sh
 
