@@ -11,7 +11,7 @@
 #
 # The mirror is the one the machine's own sources name for Debian's main
 # archive.  The suite's lists are fetched the first time, and again when a
-# package=version asked for is not in them.  ARCH=arm64 reads the lists of
+# package=version asked for is not in them.  APT_ARCH=arm64 reads the lists of
 # another architecture (in build/apt/SUITE-ARCH), for 'apt-get download'
 # of a guest's program: nothing of it is installed on this machine.
 set -euo pipefail
@@ -22,7 +22,7 @@ tool=${2:?usage: apt-suite.sh SUITE apt-get|apt-cache ARGS...}
 shift 2
 case $tool in apt-get|apt-cache) ;; *) echo "apt-suite.sh: runs apt-get or apt-cache, not $tool" >&2; exit 2 ;; esac
 
-d=$top/build/apt/$suite${ARCH:+-$ARCH}
+d=$top/build/apt/$suite${APT_ARCH:+-$APT_ARCH}
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 # shellcheck disable=SC2016 # apt's own $(FIELD) placeholders
 mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 'Created-By: Packages' 2>/dev/null |
@@ -31,13 +31,13 @@ mirror=${mirror:-http://deb.debian.org/debian/}
 mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
 signed=
 [ -f "$keyring" ] && signed="signed-by=$keyring"
-[ -n "${ARCH:-}" ] && signed="arch=$ARCH${signed:+ $signed}"
+[ -n "${APT_ARCH:-}" ] && signed="arch=$APT_ARCH${signed:+ $signed}"
 [ -n "$signed" ] && signed="[$signed] "
 printf 'deb %s%s %s main\ndeb-src %s%s %s main\n' "$signed" "$mirror" "$suite" "$signed" "$mirror" "$suite" \
 	> "$d/sources.list"
 opts=(-o "Dir::Etc::SourceList=$d/sources.list" -o Dir::Etc::SourceParts=/dev/null
       -o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache")
-[ -n "${ARCH:-}" ] && opts+=(-o "APT::Architecture=$ARCH" -o "APT::Architectures::=$ARCH")
+[ -n "${APT_ARCH:-}" ] && opts+=(-o "APT::Architecture=$APT_ARCH" -o "APT::Architectures::=$APT_ARCH")
 
 update() {
 	echo "apt-suite.sh: apt-get update ($suite, private lists in ${d#"$top"/})" >&2

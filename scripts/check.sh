@@ -356,9 +356,18 @@ cross_build() {
 		echo "$arch: CONFIG_NUMA did not stay set in $o/.config"
 		return 1
 	fi
+	[ ${#objs[@]} -gt 0 ] || { echo "no touched objects to build"; return 1; }
 	for f in "${objs[@]}"; do rm -f "$o/$f"; done
-	"${mk[@]}" CC="$(CROSS_COMPILE=$cross "$top/scripts/cc.sh")" -j"$(nproc)" \
+	"${mk[@]}" CC="$("$top/scripts/cc.sh" "$cross")" -j"$(nproc)" \
 		W=1 C=2 CHECK="$sparse" "${objs[@]}" >> "$out/$name.full" 2>&1 || return 1
+	# As in w1_sparse: a build that checked nothing is no clean build.
+	if grep -q 'specified, but .* is not available or not up to date' "$out/$name.full"; then
+		echo "sparse did not run on $src ($arch): $(grep -m1 'not available' "$out/$name.full")"
+		return 1
+	fi
+	for f in "${objs[@]}"; do
+		[ -f "$o/$f" ] || { echo "$arch: $f was not built"; return 1; }
+	done
 	grep -E '(warning|error):' "$out/$name.full" > "$out/$name"
 	return 0
 }

@@ -52,17 +52,18 @@ if [ "${1:-}" = arm64 ] && [ ! -x "$top/build/tools/arm64/bin/busybox" ]; then
 	# shellcheck source=/dev/null
 	. /etc/os-release
 	tmp=$(mktemp -d)
-	chmod 755 "$tmp"	# apt's _apt user downloads into it
+	trap 'rm -rf "$tmp"' EXIT
+	# Owned by apt's _apt user, which downloads into it (as root, apt
+	# would download unsandboxed and say so).
+	chown _apt "$tmp" 2>/dev/null || true
 	echo "deps: fetching busybox-static for arm64 ($VERSION_CODENAME)"
-	if ! (cd "$tmp" && ARCH=arm64 "$top/scripts/apt-suite.sh" "$VERSION_CODENAME" \
+	if ! (cd "$tmp" && APT_ARCH=arm64 "$top/scripts/apt-suite.sh" "$VERSION_CODENAME" \
 			apt-get download -qq busybox-static 2>&1); then
-		rm -rf "$tmp"
 		echo "deps: could not download busybox-static:arm64" >&2
 		exit 1
 	fi
 	dpkg-deb -x "$tmp"/busybox-static_*_arm64.deb "$tmp/x"
 	install -D -m 755 "$tmp/x/bin/busybox" "$top/build/tools/arm64/bin/busybox"
-	rm -rf "$tmp"
 fi
 
 echo "deps: all present"

@@ -192,19 +192,28 @@ patches_sum() {
 }
 
 # Export base..HEAD into directory $1 (NNNN-subject.patch plus series).
-# A commit whose message git am would not store as it is (blank lines
-# in a row, trailing spaces: a cherry-pick or 'commit --cleanup=verbatim'
-# can leave them) exports a patch that 'tree' applies as another commit,
-# so that a fresh tree never matches its series.  Name such commits.
+# A commit whose message would not come back from its patch as it is
+# exports a patch that 'tree' applies as another commit, so that a fresh
+# tree never matches its series: blank lines in a row or trailing spaces
+# (a cherry-pick or 'commit --cleanup=verbatim' keeps them; git am strips
+# them), a first paragraph of several lines (format-patch folds it into
+# one Subject: line), a '---' or 'diff ' line in the body (git am ends the
+# message there).  Each commit's message goes through format-patch and
+# git mailinfo, as git am reads it; name those that do not come back.
 messages_git_am_keeps() {
-	local c bad=0
+	local c bad=0 tmp subject
+	tmp=$(mktemp -d)
 	for c in $(tgit rev-list --reverse base..HEAD); do
-		if ! tgit cat-file commit "$c" | sed -e '1,/^$/d' | tgit stripspace |
+		tgit format-patch -1 --stdout "${FP_OPTS[@]}" "$c" |
+			git mailinfo "$tmp/msg" "$tmp/patch" > "$tmp/info"
+		subject=$(sed -n 's/^Subject: //p' "$tmp/info")
+		if ! { printf '%s\n\n' "$subject"; cat "$tmp/msg"; } | git stripspace |
 		     cmp -s - <(tgit cat-file commit "$c" | sed -e '1,/^$/d'); then
-			echo "$tname: commit $(tgit log -1 --format='%h ("%s")' "$c") has blank lines in a row or trailing spaces in its message, which git am strips: 'git commit --amend --cleanup=strip' (or reword it in a rebase)" >&2
+			echo "$tname: commit $(tgit log -1 --format='%h ("%s")' "$c")'s message does not come back from its patch as it is (blank lines in a row, trailing spaces, a first paragraph of several lines, or a '---' or 'diff ' line in the body): fix it with 'git commit --amend' (or reword it in a rebase)" >&2
 			bad=1
 		fi
 	done
+	rm -rf "$tmp"
 	return $bad
 }
 

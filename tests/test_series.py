@@ -93,10 +93,23 @@ def test_a_message_git_am_would_change_is_not_exported(work):
     assert r.returncode != 0 and "mm: add b" in r.stderr
     assert not (patches / "series").exists()
     r = run(env, "check-export")
-    assert r.returncode != 0 and "git am strips" in r.stderr
+    assert r.returncode != 0 and "does not come back from its patch" in r.stderr
     git(tree, "commit", "-q", "--amend", "--no-edit", "--cleanup=strip")
     assert run(env, "export").returncode == 0
     assert run(env, "check-export").returncode == 0
+
+
+@pytest.mark.parametrize("message", [
+    "mm: add b\nand more of the subject\n\nBody.\n",      # folded into one Subject:
+    "mm: add b\n\nBefore.\n---\nAfter, which git am drops.\n",
+])
+def test_a_message_that_does_not_survive_its_patch_is_named(work, message):
+    tree, patches, env = work
+    (tree / "mm.c").write_text("int a;\nint b;\n")
+    git(tree, "commit", "-q", "-a", "-m", message)
+    r = run(env, "export")
+    assert r.returncode != 0 and "mm: add b" in r.stderr
+    assert run(env, "check-export").returncode != 0
 
 
 def test_uncommitted_change_fails_check(work):

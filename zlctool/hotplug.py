@@ -22,9 +22,10 @@ them per node, and the marks the hog made meanwhile).  Still under the
 hog, CPU 1 goes offline and online as many times (the offline CPU's
 counter deltas are folded into its zones, a path that gives free pages
 back).  With the hog stopped, a load preferring node 3 and larger than it
-fills the node: its zones must be marked, and their marks must end each
-time the load gives the pages back (kmem:mm_zlc_recover on node 3); a
-small load preferring node 3 must then land there, every page sampled.
+fills the node, several times: its zones must be marked, and their marks
+must end at least once each time the load gives the pages back
+(kmem:mm_zlc_recover on node 3); a small load preferring node 3 must
+then land there, every page sampled.
 The guest's side is zlctool/in_guest/hotplug.sh.  Any
 warning, oops or KCSAN report on the console fails the run
 (zlctool.guest); so does a block that would not go offline

@@ -58,9 +58,8 @@ ARCHES = {"x86_64": ("", "arch/x86/boot/bzImage"),
 def build(tree, build_dir, kunitconfigs, jobs, label, arch="x86_64"):
     """kunit.py build; the path of the kernel image, or None when it failed."""
     cross, image = ARCHES[arch]
-    cc = "CC=" + subprocess.run([os.path.join(guest.TOP, "scripts", "cc.sh")],
-                                capture_output=True, text=True, check=True,
-                                env=dict(os.environ, CROSS_COMPILE=cross)).stdout.strip()
+    cc = "CC=" + subprocess.run([os.path.join(guest.TOP, "scripts", "cc.sh"), cross],
+                                capture_output=True, text=True, check=True).stdout.strip()
     cmd = [sys.executable, os.path.join(tree, "tools/testing/kunit/kunit.py"), "build",
            f"--arch={arch}", f"--build_dir={build_dir}", f"--jobs={jobs}", f"--make_options={cc}"]
     if cross:

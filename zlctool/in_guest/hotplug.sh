@@ -92,8 +92,9 @@ echo "zlc-hotplug: hog runs $(grep -c zlc-run /tmp/hog.log), checks passed $(gre
 # (cpu_vm_stats_fold()), one of the paths that give a zone free pages.
 # The hog runs one thread (on CPU 0: its threads are pinned, and one on
 # a CPU that goes away fails); a load that maps, faults and unmaps runs
-# on CPU 1, so that CPU 1 has deltas to fold, and the kernel moves it to
-# CPU 0 while CPU 1 is away.
+# on CPU 1, so that CPU 1 has deltas to fold.  While CPU 1 is away the
+# kernel moves the load and widens its affinity for good: it is pinned
+# to CPU 1 again each time CPU 1 is back.
 start_hog on 55 1 /tmp/hog-cpu.log
 taskset -c 1 zlcload churn 64 0 0 > /tmp/churn-cpu.log &
 churn=$!
@@ -105,6 +106,8 @@ for cycle in $(seq "$CYCLES"); do
 	[ "$(cat $cpu)" = 0 ] || { echo "zlc-hotplug: cpu1 still online"; exit 1; }
 	sleep 1
 	echo 1 > $cpu || { echo "zlc-hotplug: cpu1 would not come back"; exit 1; }
+	[ "$(cat $cpu)" = 1 ] || { echo "zlc-hotplug: cpu1 still offline"; exit 1; }
+	taskset -p -c 1 $churn > /dev/null || { echo "zlc-hotplug: the load on cpu1 is gone"; exit 1; }
 	echo "zlc-hotplug: cpu cycle $cycle: cpu1 offline and online under the hog"
 done
 kill -TERM $churn; wait $churn || { echo "zlc-hotplug: the load on cpu1 failed"; exit 1; }
@@ -116,8 +119,8 @@ echo "zlc-hotplug: during the cpu cycles the hog ran $(grep -c zlc-run /tmp/hog-
 # prefers node $NODE and is larger than it fills its zones until the fast
 # path fails them and marks them (mm_zlc_mark on node $NODE); each time
 # the load unmaps, the zones pass again and their marks end
-# (mm_zlc_recover on node $NODE).  Then a small load preferring the node
-# must land there, every page.
+# (mm_zlc_recover on node $NODE): at least one recovery per fill.  Then
+# a small load preferring the node must land there, every page.
 echo "hist:keys=node_id:size=256" > $ev/mm_zlc_recover/trigger
 count() { hist "$ev/$1/hist" | awk -v n="$NODE" '$1 == n { c = $2 } END { print c + 0 }'; }
 marks0=$(count mm_zlc_mark)
@@ -126,9 +129,12 @@ mib=$(( $(total) * 3 / 2048 ))
 zlcload churn $mib "$NODE" 4 > /tmp/fill.log || { echo "zlc-hotplug: the filling load failed"; exit 1; }
 marks=$(( $(count mm_zlc_mark) - marks0 ))
 rec=$(( $(count mm_zlc_recover) - rec0 ))
-echo "zlc-hotplug: filling node $NODE ($mib MiB preferring it): $marks marks and $rec recoveries on node $NODE; $(sed 's/.*"loops": \([0-9]*\).*/\1/' /tmp/fill.log) fills"
+fills=$(sed -n 's/.*"loops": \([0-9]*\).*/\1/p' /tmp/fill.log)
+echo "zlc-hotplug: filling node $NODE ($mib MiB preferring it): $marks marks and $rec recoveries on node $NODE; ${fills:-no} fills"
+[ "${fills:-0}" -gt 0 ] || { echo "zlc-hotplug: the filling load reported no fill"; exit 1; }
 [ "$marks" -gt 0 ] || { echo "zlc-hotplug: a full node $NODE was never marked"; exit 1; }
-[ "$rec" -gt 0 ] || { echo "zlc-hotplug: node $NODE's marks did not end when its pages came back"; exit 1; }
+[ "$rec" -ge "$fills" ] ||
+	{ echo "zlc-hotplug: node $NODE's marks did not end each time its pages came back"; exit 1; }
 zlcload churn 32 "$NODE" 1 > /tmp/small.log || { echo "zlc-hotplug: the small load failed"; exit 1; }
 per=$(sed 's/.*"pages_per_node": \[\([^]]*\)\].*/\1/' /tmp/small.log | tr -d ' ')
 here=$(echo "$per" | awk -F, -v n="$NODE" '{ print $(n + 1) + 0 }')
