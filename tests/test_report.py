@@ -216,6 +216,33 @@ def test_compare_one_run_puts_its_variants_side_by_side():
     assert row.count("%") == 4           # 90% and one change per column
 
 
+def test_compare_puts_the_kernels_of_two_bases_side_by_side():
+    old = {"meta": dict(META, icount=True, provenance=dict(META["provenance"], base="6.12",
+                                                         kernel="6.12.117-gabc")),
+           "records": RECORDS}
+    # The newer base costs twice the older one unpatched at 64 nodes.
+    newer = [dict(r, real=r["real"] * (2 if r["kernel"] == "base" and r["nodes"] == 64 else 1))
+             for r in RECORDS]
+    new = {"meta": dict(META, icount=True, provenance=dict(META["provenance"], base="7.3",
+                                                         kernel="7.3.4-gdef")),
+           "records": newer}
+    text = report.compare([("old", old), ("new", new)])
+    table = text[text.index("kernels side by side"):].splitlines()
+    assert "against 7.3.4 unpatched (new)" in table[0]
+    # Per row: 64 nodes' median (min..max), vs, one node's median (min..max), /1 node.
+    rows = {l.split(" (")[0]: l.split()[-6:] for l in table[2:]}
+    assert list(rows) == ["6.12.117 unpatched", "7.3.4 unpatched", "6.12.117 series, cache on",
+                          "7.3.4 series, cache on"]
+    # Median real per GiB: base 64n 3.5/2 s a 1800 MiB, against 1.0/2 on one node.
+    per_gib = 3.5 / 2 * 1024 / 1800
+    assert rows["6.12.117 unpatched"][0] == "%.4f" % per_gib
+    assert rows["6.12.117 unpatched"][2] == "0.500" and rows["7.3.4 unpatched"][2] == "1.000"
+    assert rows["7.3.4 unpatched"][5] == "%.3f" % (2 * 3.5 / 1.0)
+    assert rows["7.3.4 series, cache on"][2] == "%.3f" % (1.1 / 7.0)
+    # Runs of one base are compared as before, without the table.
+    assert "kernels side by side" not in report.compare([("a", new), ("b", new)])
+
+
 def test_compare_refuses_to_mix_counted_and_timed():
     with pytest.raises(ValueError, match="counted run"):
         report.compare([("a", {"meta": META, "records": RECORDS}),

@@ -179,6 +179,52 @@ def test_zlcload_hog_and_churn_count_their_pages(zlcload):
 def test_zlcload_refuses_bad_usage(zlcload):
     r = subprocess.run([zlcload, "churn", "4", "-1", "1"], capture_output=True, text=True)
     assert r.returncode == 2 and "usage" in r.stderr
+    r = subprocess.run([zlcload, "fill", "4", "0"], capture_output=True, text=True)
+    assert r.returncode == 2 and "usage" in r.stderr
+
+
+def test_zlcload_fill_counts_each_threads_pages_on_its_cpus_node(zlcload):
+    out = subprocess.run([zlcload, "fill", "8", "2"], capture_output=True, text=True,
+                         check=True).stdout
+    lines = [json.loads(l[len("zlc-load "):]) for l in out.splitlines()]
+    assert sorted(l["thread"] for l in lines) == [0, 1]
+    for l in lines:
+        # 4 MiB a thread, one page counted every 64 KiB; CPU i is thread i's.
+        assert l["load"] == "fill" and l["cpu"] == l["thread"] and l["mib"] == 4
+        assert sum(l["pages_per_node"]) + l["pages_unknown"] == 64
+        # This host's pages are where it says its CPUs are (one node here).
+        assert l["pages_per_node"][l["node"]] == 64
+
+
+def fill_sample(variant, threads, per_thread):
+    """A busy sample whose fill put thread i's pages as per_thread[i] says:
+    (its CPU's node, pages per node)."""
+    return dict(variant=variant, threads=threads, workload="busy", mib=1024, real=1.0,
+                sys=1.0, user=0.0, icount=True,
+                numa=dict(other_node=1, local_node=1, numa_miss=1),
+                remote_pct=50.0, vmstat={}, loads=[
+                    dict(load="fill", thread=i, cpu=i, node=node, mib=4, pages_per_node=per,
+                         pages_unknown=0) for i, (node, per) in enumerate(per_thread)])
+
+
+def test_busy_placement_is_each_threads_share_on_its_own_node():
+    s = fill_sample("on", 2, [(0, [30, 10]), (1, [0, 20, 20])])
+    assert workloads.local_pct(s, 0) == 75.0
+    assert workloads.local_pct(s, 1) == 50.0
+    assert workloads.local_pct(s) == 100.0 * 50 / 80
+    # A node beyond the pages' list holds none of them.
+    assert workloads.local_pct(fill_sample("on", 1, [(3, [5])]), 0) == 0.0
+    assert workloads.local_pct(dict(loads=[])) is None
+    samples = [fill_sample(v, 2, [(0, [30, 10]), (1, [0, 20, 20])]) for v in ("base", "off")]
+    samples += [fill_sample("on", 2, [(0, [10, 30]), (1, [0, 40])])]
+    table = workloads.busy_table(samples)
+    assert "busy placement" in table
+    row0 = next(l for l in table.splitlines() if l.lstrip().startswith("2/0 "))
+    assert row0.split()[1:] == ["75.0", "75.0", "25.0"]
+    head = workloads.headline({"busy": samples})
+    fill_row = next(l for l in head.splitlines() if "off their thread's node" in l)
+    cells = [c.strip() for c in fill_row.split("|")[1:-1]]
+    assert cells[2:5] == ["37.50", "37.50", "37.50"]
 
 
 def test_make_compare_puts_workload_runs_side_by_side(tmp_path, capsys):

@@ -428,6 +428,47 @@ def compare(runs):
                 out.append(f"{key:<{width}}" +
                            "".join(_cell(v, vals[0], False).rjust(colw) for v in vals))
     out.append("('*': Welch's t-test over the passes finds the change significant at 5%)")
+    if len({(d["meta"].get("provenance") or {}).get("base") for _, d in runs}) > 1:
+        out += ["", kernels_table(runs, field)]
+    return "\n".join(out)
+
+
+def kernels_table(runs, field, pct=HEADLINE["pct"], threads=HEADLINE["threads"]):
+    """Runs of different base kernels: each run's unpatched base and its
+    series with the cache on, as kernels side by side, at the most nodes
+    every run has (pct% of memory, threads threads) and on one node, with
+    each kernel's cost against the last run's base.  Only a counted
+    figure compares kernels across runs: a timed one drifts between boots."""
+    nodes = max(set.intersection(*({r["nodes"] for r in d["records"]} for _, d in runs)))
+    unit = "Ginsn/GiB" if field == "real" else "sys s/GiB"
+    rows = []
+    for v, what in (("base", "unpatched"), ("on", "series, cache on")):
+        for name, d in runs:
+            prov = d["meta"].get("provenance") or {}
+            kernel = prov.get("kernel", "?").split("-g")[0]
+            cells = []
+            for n in (nodes, 1):
+                recs = [r for r in d["records"] if variant(r) == v and r["nodes"] == n
+                        and r["mem_pct"] == pct and r["threads"] == threads]
+                cells.append(mmm([per_gib(r, field) for r in recs]) if recs else None)
+            rows.append((f"{kernel} {what} ({name})", cells))
+    ref = rows[len(runs) - 1][1][0]
+    w = max(len(label) for label, _ in rows) + 2
+    out = [f"kernels side by side: {unit} at {pct}% of memory, {threads} threads, "
+           f"median (min..max); 'vs' against {rows[len(runs) - 1][0]}",
+           f"{'kernel':{w}s}{str(nodes) + ' nodes':>26s}{'vs':>7s}{'1 node':>26s}"
+           f"{'/1 node':>9s}"]
+    def f(c):
+        return "%.4f (%.4f..%.4f)" % c if c else "-"
+
+    for label, (many, one) in rows:
+        out.append(f"{label:{w}s}{f(many):>26s}"
+                   f"{ratio(many and many[0], ref and ref[0]) or 0:7.3f}"
+                   f"{f(one):>26s}"
+                   f"{ratio(many and many[0], one and one[0]) or 0:9.3f}")
+    if field != "real":
+        out.append("(timed runs: between boots these drift by 10% and more; "
+                   "count them, ICOUNT=1)")
     return "\n".join(out)
 
 

@@ -478,7 +478,37 @@ def busy_table(samples):
                                   if icount else "")))
         lines.append("")
     lines.append(locality_rows(samples, keys, lambda k: f"{k['threads']}t"))
+    if any(fills(s) for s in samples):
+        lines += ["", "busy placement: % of each thread's pages on its own CPU's node, after "
+                  "one more pass of the hog's shape (zlcload fill; move_pages(), a page "
+                  "every 64 KiB), median (min..max) over samples",
+                  f"{'threads/thread':>16s}" + "".join(f"{v:>24s}" for v in VARIANTS)]
+        for k in keys:
+            t = k["threads"]
+            for i in list(range(t)) + [None]:
+                cells = [mmm([local_pct(s, i) for s in pick(samples, variant=v, **k)])
+                         for v in VARIANTS]
+                lines.append(f"{t:>6d}/{'all' if i is None else i:<9}"
+                             + "".join(f"{fmt(c, 1):>24s}" for c in cells))
     return "\n".join(lines)
+
+
+def fills(s):
+    """The zlcload fill lines of a sample, one a thread."""
+    return [l for l in s.get("loads", []) if l["load"] == "fill"]
+
+
+def local_pct(s, thread=None):
+    """% of the pages of a fill (thread i's, or all threads' together) on
+    the node of the CPU that touched them; None without a fill."""
+    local = total = 0
+    for l in fills(s):
+        if thread is not None and l["thread"] != thread:
+            continue
+        per = l["pages_per_node"]
+        total += sum(per) + l["pages_unknown"]
+        local += per[l["node"]] if l["node"] < len(per) else 0
+    return 100.0 * local / total if total else None
 
 
 def stress_table(samples):
@@ -719,6 +749,9 @@ def headline(samples_by_work, hog_records=None, hog_field="sys"):
                 lambda v, t=t: [per_gib(x, "real" if x.get("icount") else "sys")
                                 for x in pick(s, variant=v, threads=t)])
         remote("busy", s)
+        if any(fills(x) for x in s):
+            row("busy", "fill pages off their thread's node, %", lambda v: [
+                100 - local_pct(x) for x in pick(s, variant=v) if fills(x)], 2)
     s = samples_by_work.get("stress")
     if s:
         names = list(dict.fromkeys(x["stressor"] for x in s))

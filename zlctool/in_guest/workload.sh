@@ -142,14 +142,21 @@ churn() {
 	done
 }
 
-# busy: the hog with each thread count, thread i on CPU i (node i).
+# busy: the hog with each thread count, thread i on CPU i (node i), then
+# one more pass of the same shape, untimed, after which each thread counts
+# where its own pages are (zlcload fill).
+busy_one() {
+	mib=$1 t=$2
+	zonelist_cache_memhog -m asis -f -s "$mib" -t "$t" -r 1 -j &&
+		zlcload fill "$mib" "$t"
+}
+
 busy() {
 	pct=$1 threads=$2
 	mib=$(($(avail_mib) * pct / 100))
 	for t in $threads; do
 		for v in $VARIANTS; do
-			sample busy "$v" threads="$t" -- \
-				zonelist_cache_memhog -m asis -f -s "$mib" -t "$t" -r 1 -j
+			sample busy "$v" threads="$t" -- busy_one "$mib" "$t"
 		done
 	done
 }

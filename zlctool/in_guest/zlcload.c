@@ -12,16 +12,24 @@
  *                                 map MIB with MADV_HUGEPAGE preferring
  *                                 NODE, fault it, unmap it, in a loop;
  *                                 SECONDS 0: until SIGTERM
+ *   zlcload fill MIB THREADS      what one pass of the selftest's hog does
+ *                                 (-t THREADS, without THP): thread i on
+ *                                 CPU i touches its share of MIB once;
+ *                                 when all have, each counts where its own
+ *                                 pages are (one page every 64 KiB) and
+ *                                 prints a line, with its CPU's node
  *
- * Each prints one line when it is done: "zlc-load {json}" with what it
- * measured and where its pages were, counted per node with move_pages()
- * (one page every 2 MiB, before each unmap).  The probe's line has the
+ * Each prints one line when it is done (fill: one a thread): "zlc-load
+ * {json}" with what it measured and where its pages were, counted per node
+ * with move_pages() (one page every 2 MiB, before each unmap, unless said
+ * otherwise).  The probe's line has the
  * latency distribution in ns: min, quartiles, p90, p95, p99, max, mean
  * and 100 points of its CDF.  A failed system call exits with status 1
  * and says which.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -80,8 +88,8 @@ static void touch(char *mem, size_t bytes, unsigned long seed)
 		*(volatile unsigned long *)(mem + off) = seed + off;
 }
 
-/* Count where the region's pages are: one page every 2 MiB. */
-static void count_nodes(char *mem, size_t bytes)
+/* Count where a region's pages are, one page every STRIDE bytes, into on[]. */
+static void count_pages(char *mem, size_t bytes, size_t stride, long *on, long *unknown)
 {
 	enum { BATCH = 512 };
 	void *pages[BATCH];
@@ -91,30 +99,41 @@ static void count_nodes(char *mem, size_t bytes)
 	while (off < bytes) {
 		int n = 0, i;
 
-		for (; n < BATCH && off < bytes; off += HUGE)
+		for (; n < BATCH && off < bytes; off += stride)
 			pages[n++] = mem + off;
 		if (syscall(SYS_move_pages, 0, n, pages, NULL, status, 0))
 			die("move_pages");
 		for (i = 0; i < n; i++) {
 			if (status[i] >= 0 && status[i] < MAX_NODES)
-				pages_on[status[i]]++;
+				on[status[i]]++;
 			else
-				pages_unknown++;
+				(*unknown)++;
 		}
 	}
 }
 
-static void print_nodes(void)
+/* Count where the region's pages are: one page every 2 MiB. */
+static void count_nodes(char *mem, size_t bytes)
+{
+	count_pages(mem, bytes, HUGE, pages_on, &pages_unknown);
+}
+
+static void print_counts(FILE *f, const long *on, long unknown)
 {
 	int n, last = -1;
 
 	for (n = 0; n < MAX_NODES; n++)
-		if (pages_on[n])
+		if (on[n])
 			last = n;
-	printf("\"pages_per_node\": [");
+	fprintf(f, "\"pages_per_node\": [");
 	for (n = 0; n <= last; n++)
-		printf("%s%ld", n ? ", " : "", pages_on[n]);
-	printf("], \"pages_unknown\": %ld", pages_unknown);
+		fprintf(f, "%s%ld", n ? ", " : "", on[n]);
+	fprintf(f, "], \"pages_unknown\": %ld", unknown);
+}
+
+static void print_nodes(void)
+{
+	print_counts(stdout, pages_on, pages_unknown);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -236,10 +255,68 @@ static int churn(size_t bytes, int node, double seconds)
 	return 0;
 }
 
+struct filler {
+	pthread_t tid;
+	int cpu;
+	size_t bytes;
+	long on[MAX_NODES];
+	long unknown;
+};
+
+static pthread_barrier_t filled;
+static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *fill_one(void *arg)
+{
+	struct filler *t = arg;
+	unsigned int cpu, node;
+	char *mem;
+
+	pin(t->cpu);
+	mem = map(t->bytes, MADV_NOHUGEPAGE);
+	touch(mem, t->bytes, t->cpu);
+	/* As the hog: nobody frees before all have placed their pages. */
+	pthread_barrier_wait(&filled);
+	if (syscall(SYS_getcpu, &cpu, &node, NULL))
+		die("getcpu");
+	count_pages(mem, t->bytes, 16 * PAGE, t->on, &t->unknown);
+	pthread_mutex_lock(&print_lock);
+	printf("zlc-load {\"load\": \"fill\", \"thread\": %d, \"cpu\": %u, \"node\": %u, "
+	       "\"mib\": %zu, ", t->cpu, cpu, node, t->bytes >> 20);
+	print_counts(stdout, t->on, t->unknown);
+	printf("}\n");
+	pthread_mutex_unlock(&print_lock);
+	pthread_barrier_wait(&filled);
+	munmap(mem, t->bytes);
+	return NULL;
+}
+
+static int fill(size_t bytes, int threads)
+{
+	struct filler *t = calloc(threads, sizeof(*t));
+	int i;
+
+	if (!t)
+		die("calloc");
+	if (pthread_barrier_init(&filled, NULL, threads))
+		die("pthread_barrier_init");
+	for (i = 0; i < threads; i++) {
+		t[i].cpu = i;
+		t[i].bytes = bytes / threads & ~(PAGE - 1);
+		errno = pthread_create(&t[i].tid, NULL, fill_one, &t[i]);
+		if (errno)
+			die("pthread_create");
+	}
+	for (i = 0; i < threads; i++)
+		pthread_join(t[i].tid, NULL);
+	free(t);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: zlcload probe SECONDS CPU | hog MIB SECONDS | "
-		"churn MIB NODE SECONDS\n");
+		"churn MIB NODE SECONDS | fill MIB THREADS\n");
 	exit(2);
 }
 
@@ -256,6 +333,13 @@ int main(int argc, char **argv)
 		if (node < 0 || node >= MAX_NODES)
 			usage();
 		return churn(strtoul(argv[2], NULL, 0) << 20, node, atof(argv[4]));
+	}
+	if (argc == 4 && !strcmp(argv[1], "fill")) {
+		int threads = atoi(argv[3]);
+
+		if (threads < 1 || threads > CPU_SETSIZE)
+			usage();
+		return fill(strtoul(argv[2], NULL, 0) << 20, threads);
 	}
 	usage();
 	return 2;
