@@ -122,3 +122,35 @@ def test_bloat_runs_the_kernels_script_on_both_vmlinux(tmp_path, monkeypatch):
     assert calls[0][1:] == ["/b/guest-base/vmlinux", "/b/guest/vmlinux"]
     assert total == "Total: Before=100, After=130, chg +30.00%"
     assert (tmp_path / "bloat.txt").read_text().startswith("# scripts/bloat-o-meter ")
+
+
+def test_every_bench_guest_boots_without_kaslr(tmp_path, monkeypatch):
+    """The hog's and the workloads' guests get nokaslr before any APPEND:
+    with KASLR the kernel's 15 MB land on a random node each boot."""
+    seen = {}
+
+    def fake_build(args):
+        k = str(tmp_path / "linux" / "arch" / "x86" / "boot" / "bzImage")
+        return {"patched": k, "base": k}, "hog"
+
+    def fake_guests(kernels, hog, plan, *a, append="", **kw):
+        seen["hog"] = append
+        return [dict(kernel="base", zlc="n/a", nodes=1, round=0, mem_pct=90, threads=2, rep=0,
+                     mib=100, sys=1.0, user=0.0, real=1.0, zlc_skip=-1, zlc_mark_full=-1,
+                     numa_miss=0)]
+
+    def fake_workloads(works, kernels, hog, name, plans, t0, append=None):
+        seen["workloads"] = append
+        return {}
+
+    monkeypatch.setattr(bench, "build", fake_build)
+    monkeypatch.setattr(bench, "run_guests", fake_guests)
+    monkeypatch.setattr(bench, "run_workloads", fake_workloads)
+    monkeypatch.setattr(bench, "bloat", lambda *a: None)
+    monkeypatch.setattr(bench.report, "write_run", lambda d, r, meta: seen.setdefault("meta", meta)
+                        and "")
+    monkeypatch.setattr(bench.workloads, "write", lambda *a, **kw: None)
+    bench.main(["--name", "k", "--results", str(tmp_path), "--workloads", "hog,busy",
+                "--append", "movablecore=50%"])
+    assert seen["hog"] == seen["workloads"] == "nokaslr movablecore=50%"
+    assert seen["meta"]["append"] == "nokaslr movablecore=50%"

@@ -289,14 +289,23 @@ def workload_plans(quick, rounds=None):
     return plans
 
 
-def run_workloads(works, kernels, hog, name, plans, t0):
+# Every bench guest boots with its kernel where the kernel asks to be, not
+# at a random physical address: with KASLR the image and its reservations
+# (15 MB here) land on a random node each boot, so that the nodes of a
+# topology differ in size from boot to boot, and with them where a spilling
+# load's pages go (in busy, base and patched boots differed by this alone).
+BENCH_APPEND = "nokaslr"
+
+
+def run_workloads(works, kernels, hog, name, plans, t0, append=BENCH_APPEND):
     """The workloads beside the hog (zlctool/workloads.py): {work: samples}."""
     zlcload = workloads.build_zlcload()
     steps = sum(len(workloads.boots(w, plans[w])) * len(kernels) for w in works)
     progress = guest.Progress("bench", steps)
     out = {}
     for work in works:
-        out[work] = workloads.run(work, kernels, plans[work], name, hog, zlcload, progress)
+        out[work] = workloads.run(work, kernels, plans[work], name, hog, zlcload, progress,
+                                  append=append)
         print(f"[bench] {work}: {len(out[work])} samples, "
               f"{guest.fmt_time(time.monotonic() - t0)} elapsed", flush=True)
     return out
@@ -322,7 +331,8 @@ def main(argv=None):
                    "NODES_SHIFT=10, memcg, cpusets, the preemption model); small: "
                    "configs/guest.config alone, the fast tests' config")
     p.add_argument("--append", default="",
-                   help="more kernel command line for the hog's guests, e.g. movablecore=50%%")
+                   help="more kernel command line for every guest of the run, after nokaslr, "
+                   "e.g. movablecore=50%%")
     p.add_argument("--nodes-shift", type=int, default=6, choices=(6, 10),
                    help="the kernels' CONFIG_NODES_SHIFT (10: configs/nodes10.config, "
                         "up to 128 nodes)")
@@ -377,6 +387,7 @@ def main(argv=None):
     t0 = time.monotonic()
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     records, samples = [], {}
+    append = " ".join(a for a in (BENCH_APPEND, args.append) if a)
     try:
         kernel_dir = None
         if args.hw:
@@ -388,13 +399,13 @@ def main(argv=None):
             if "hog" in works:
                 records = run_guests(kernels, hog, plan, args.mem, args.cpus, t0, name,
                                      extra=ICOUNT_ARGS if args.icount else (),
-                                     nodes_shift=args.nodes_shift, append=args.append)
+                                     nodes_shift=args.nodes_shift, append=append)
             others = [w for w in works if w != "hog"]
             if others:
                 if args.patched_only:
                     kernels = {"patched": kernels["patched"]}
                 samples = run_workloads(others, kernels, hog, name,
-                                        workload_plans(args.quick, args.rounds), t0)
+                                        workload_plans(args.quick, args.rounds), t0, append)
     except KeyboardInterrupt:
         print("\n[bench] interrupted: no results written", file=sys.stderr)
         return 130
@@ -404,7 +415,7 @@ def main(argv=None):
     meta = dict(name=name, plan=plan, mem=args.mem, cpus=args.cpus, quick=args.quick,
                 nodes_shift=args.nodes_shift, workloads=works,
                 config=None if args.hw else " ".join(config_fragments(args)[0]),
-                append=args.append,
+                append="" if args.hw else append,
                 hw=args.hw, icount=args.icount, date=date,
                 seconds=round(time.monotonic() - t0), provenance=provenance(kernel_dir))
     if records:

@@ -307,8 +307,9 @@ def boots(work, plan):
     return [(topo, [], False, "4n")]
 
 
-def run(work, kernels, plan, name, hog, zlcload, progress):
-    """Boot each kernel for one workload; its samples."""
+def run(work, kernels, plan, name, hog, zlcload, progress, append=""):
+    """Boot each kernel for one workload (kernel command line + append);
+    its samples."""
     files = {}
     binaries = [hog, zlcload]
     if work == "stress":
@@ -321,7 +322,7 @@ def run(work, kernels, plan, name, hog, zlcload, progress):
             res = guest.run(kernels[kernel], topo, command(work, kernel, plan),
                             binaries=binaries, copies=files, timeout=5400,
                             stage=f"bench-{name}", name=f"{work}-{kernel}-{label}",
-                            extra=extra, quiet=True,
+                            extra=extra, quiet=True, append=append,
                             on_line=lambda l: l.startswith("zlc-sample ") and
                             print(f"[bench] {work} {kernel} {label}: {l[11:]}", flush=True))
             log = os.path.relpath(res.log, TOP)
