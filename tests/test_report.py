@@ -241,6 +241,12 @@ def test_compare_puts_the_kernels_of_two_bases_side_by_side():
     assert rows["7.3.4 series, cache on"][2] == "%.3f" % (1.1 / 7.0)
     # Runs of one base are compared as before, without the table.
     assert "kernels side by side" not in report.compare([("a", new), ("b", new)])
+    # Nor without a base to tell them apart; and with no node count in common, one line.
+    plain = {"meta": dict(META, icount=True), "records": RECORDS}
+    assert "kernels side by side" not in report.compare([("a", plain), ("b", new)])
+    assert "no node count in common" in report.kernels_table(
+        [("a", old), ("b", {"meta": new["meta"], "records": [dict(r, nodes=2) for r in RECORDS]})],
+        "real")
 
 
 def test_compare_refuses_to_mix_counted_and_timed():

@@ -184,16 +184,24 @@ def test_zlcload_refuses_bad_usage(zlcload):
 
 
 def test_zlcload_fill_counts_each_threads_pages_on_its_cpus_node(zlcload):
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("needs 2 CPUs")
     out = subprocess.run([zlcload, "fill", "8", "2"], capture_output=True, text=True,
                          check=True).stdout
     lines = [json.loads(l[len("zlc-load "):]) for l in out.splitlines()]
     assert sorted(l["thread"] for l in lines) == [0, 1]
     for l in lines:
-        # 4 MiB a thread, one page counted every 64 KiB; CPU i is thread i's.
-        assert l["load"] == "fill" and l["cpu"] == l["thread"] and l["mib"] == 4
+        # 4 MiB a thread, one page counted every 64 KiB, thread i on the
+        # i-th CPU it may use, as the hog's threads.
+        assert l["load"] == "fill" and l["cpu"] == allowed[l["thread"]] and l["mib"] == 4
         assert sum(l["pages_per_node"]) + l["pages_unknown"] == 64
-        # This host's pages are where it says its CPUs are (one node here).
-        assert l["pages_per_node"][l["node"]] == 64
+        if not os.path.exists("/sys/devices/system/node/node1"):
+            # On one node every page is where the CPU is.
+            assert l["pages_per_node"][l["node"]] == 64
+    r = subprocess.run([zlcload, "fill", "4", str(len(allowed) + 1)], capture_output=True,
+                       text=True)
+    assert r.returncode == 1 and "CPUs allowed" in r.stderr
 
 
 def fill_sample(variant, threads, per_thread):
@@ -216,7 +224,7 @@ def test_busy_placement_is_each_threads_share_on_its_own_node():
     assert workloads.local_pct(fill_sample("on", 1, [(3, [5])]), 0) == 0.0
     assert workloads.local_pct(dict(loads=[])) is None
     samples = [fill_sample(v, 2, [(0, [30, 10]), (1, [0, 20, 20])]) for v in ("base", "off")]
-    samples += [fill_sample("on", 2, [(0, [10, 30]), (1, [0, 40])])]
+    samples += [fill_sample("on", 2, [(0, [10, 30]), (1, [20, 20])])]
     table = workloads.busy_table(samples)
     assert "busy placement" in table
     row0 = next(l for l in table.splitlines() if l.lstrip().startswith("2/0 "))
@@ -224,7 +232,9 @@ def test_busy_placement_is_each_threads_share_on_its_own_node():
     head = workloads.headline({"busy": samples})
     fill_row = next(l for l in head.splitlines() if "off their thread's node" in l)
     cells = [c.strip() for c in fill_row.split("|")[1:-1]]
-    assert cells[2:5] == ["37.50", "37.50", "37.50"]
+    # Pooled over the fills: base and off 30 of 80 pages off their node, on 50 of 80.
+    assert cells[2:6] == ["37.50", "37.50", "62.50", "+25.00 pt"]
+    assert workloads.pooled_off_node([dict(loads=[])]) is None
 
 
 def test_make_compare_puts_workload_runs_side_by_side(tmp_path, capsys):

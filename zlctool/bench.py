@@ -293,7 +293,7 @@ def workload_plans(quick, rounds=None):
 # at a random physical address: with KASLR the image and its reservations
 # (15 MB here) land on a random node each boot, so that the nodes of a
 # topology differ in size from boot to boot, and with them where a spilling
-# load's pages go (in busy, base and patched boots differed by this alone).
+# load's pages go, which no comparison between two boots should carry.
 BENCH_APPEND = "nokaslr"
 
 

@@ -428,7 +428,8 @@ def compare(runs):
                 out.append(f"{key:<{width}}" +
                            "".join(_cell(v, vals[0], False).rjust(colw) for v in vals))
     out.append("('*': Welch's t-test over the passes finds the change significant at 5%)")
-    if len({(d["meta"].get("provenance") or {}).get("base") for _, d in runs}) > 1:
+    bases = [(d["meta"].get("provenance") or {}).get("base") for _, d in runs]
+    if None not in bases and len(set(bases)) > 1:
         out += ["", kernels_table(runs, field)]
     return "\n".join(out)
 
@@ -439,7 +440,10 @@ def kernels_table(runs, field, pct=HEADLINE["pct"], threads=HEADLINE["threads"])
     every run has (pct% of memory, threads threads) and on one node, with
     each kernel's cost against the last run's base.  Only a counted
     figure compares kernels across runs: a timed one drifts between boots."""
-    nodes = max(set.intersection(*({r["nodes"] for r in d["records"]} for _, d in runs)))
+    common = set.intersection(*({r["nodes"] for r in d["records"]} for _, d in runs))
+    if not common:
+        return "kernels side by side: the runs have no node count in common"
+    nodes = max(common)
     unit = "Ginsn/GiB" if field == "real" else "sys s/GiB"
     rows = []
     for v, what in (("base", "unpatched"), ("on", "series, cache on")):
@@ -461,11 +465,13 @@ def kernels_table(runs, field, pct=HEADLINE["pct"], threads=HEADLINE["threads"])
     def f(c):
         return "%.4f (%.4f..%.4f)" % c if c else "-"
 
+    def r(a, b):
+        x = ratio(a and a[0], b and b[0])
+        return "-" if x is None else f"{x:.3f}"
+
     for label, (many, one) in rows:
-        out.append(f"{label:{w}s}{f(many):>26s}"
-                   f"{ratio(many and many[0], ref and ref[0]) or 0:7.3f}"
-                   f"{f(one):>26s}"
-                   f"{ratio(many and many[0], one and one[0]) or 0:9.3f}")
+        out.append(f"{label:{w}s}{f(many):>26s}{r(many, ref):>7s}{f(one):>26s}"
+                   f"{r(many, one):>9s}")
     if field != "real":
         out.append("(timed runs: between boots these drift by 10% and more; "
                    "count them, ICOUNT=1)")

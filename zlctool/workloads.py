@@ -121,7 +121,7 @@ def build_zlcload():
     out = os.path.join(TOP, "build", "tools", "zlcload")
     if not os.path.exists(out) or os.path.getmtime(out) < os.path.getmtime(src):
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        sh(["gcc", "-Wall", "-Wextra", "-Werror", "-O2", "-static", "-o", out, src])
+        sh(["gcc", "-Wall", "-Wextra", "-Werror", "-O2", "-static", "-pthread", "-o", out, src])
     return out
 
 
@@ -499,6 +499,18 @@ def fills(s):
     return [l for l in s.get("loads", []) if l["load"] == "fill"]
 
 
+def pooled_off_node(samples):
+    """% of the fills' pages, over several samples, on another node than
+    the CPU that touched them; None without a fill."""
+    local = total = 0
+    for s in samples:
+        for l in fills(s):
+            per = l["pages_per_node"]
+            total += sum(per) + l["pages_unknown"]
+            local += per[l["node"]] if l["node"] < len(per) else 0
+    return 100.0 * (total - local) / total if total else None
+
+
 def local_pct(s, thread=None):
     """% of the pages of a fill (thread i's, or all threads' together) on
     the node of the CPU that touched them; None without a fill."""
@@ -751,8 +763,11 @@ def headline(samples_by_work, hog_records=None, hog_field="sys"):
                                 for x in pick(s, variant=v, threads=t)])
         remote("busy", s)
         if any(fills(x) for x in s):
-            row("busy", "fill pages off their thread's node, %", lambda v: [
-                100 - local_pct(x) for x in pick(s, variant=v) if fills(x)], 2)
+            off_node = [pooled_off_node(pick(s, variant=v)) for v in VARIANTS]
+            rows.append(("busy", "fill pages off their thread's node, % (pooled)",
+                         *(f"{x:.2f}" if x is not None else "-" for x in off_node),
+                         f"{off_node[2] - off_node[1]:+.2f} pt"
+                         if None not in off_node[1:] else "-"))
     s = samples_by_work.get("stress")
     if s:
         names = list(dict.fromkeys(x["stressor"] for x in s))

@@ -64,6 +64,8 @@ variant() {
 	esac || { echo "workload.sh: cannot run variant $1 on this kernel" >&2; exit 1; }
 }
 
+post=""
+
 # sample WORKLOAD VARIANT KEY=VALUE... -- COMMAND...: one framed sample.
 sample() {
 	w=$1 v=$2
@@ -78,6 +80,8 @@ sample() {
 	snap begin
 	"$@" || { echo "workload.sh: $w ($v$keys) failed" >&2; exit 1; }
 	snap end
+	# $post: a command of the sample that its counters leave out.
+	[ -z "$post" ] || $post || { echo "workload.sh: $w ($v$keys): $post failed" >&2; exit 1; }
 	echo "zlc-sample-end"
 }
 
@@ -142,22 +146,19 @@ churn() {
 	done
 }
 
-# busy: the hog with each thread count, thread i on CPU i (node i), then
-# one more pass of the same shape, untimed, after which each thread counts
-# where its own pages are (zlcload fill).
-busy_one() {
-	mib=$1 t=$2
-	zonelist_cache_memhog -m asis -f -s "$mib" -t "$t" -r 1 -j &&
-		zlcload fill "$mib" "$t"
-}
-
+# busy: the hog with each thread count, thread i on CPU i (node i); after
+# the sample's counters, one more pass of the same shape, untimed, after
+# which each thread counts where its own pages are (zlcload fill).
 busy() {
 	pct=$1 threads=$2
 	mib=$(($(avail_mib) * pct / 100))
 	for t in $threads; do
+		post="zlcload fill $mib $t"
 		for v in $VARIANTS; do
-			sample busy "$v" threads="$t" -- busy_one "$mib" "$t"
+			sample busy "$v" threads="$t" -- \
+				zonelist_cache_memhog -m asis -f -s "$mib" -t "$t" -r 1 -j
 		done
+		post=""
 	done
 }
 

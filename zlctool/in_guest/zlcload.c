@@ -14,7 +14,8 @@
  *                                 SECONDS 0: until SIGTERM
  *   zlcload fill MIB THREADS      what one pass of the selftest's hog does
  *                                 (-t THREADS, without THP): thread i on
- *                                 CPU i touches its share of MIB once;
+ *                                 the i-th CPU it may run on, as the hog's
+ *                                 threads, touches its share of MIB once;
  *                                 when all have, each counts where its own
  *                                 pages are (one page every 64 KiB) and
  *                                 prints a line, with its CPU's node
@@ -64,7 +65,7 @@ static void die(const char *what)
 
 static char *map(size_t bytes, int advice)
 {
-	/* Twice the size, so that a 2 MiB aligned run of it can be kept. */
+	/* 2 MiB more than asked, so that a 2 MiB aligned run of it can be kept. */
 	char *raw = mmap(NULL, bytes + HUGE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *mem;
@@ -257,7 +258,7 @@ static int churn(size_t bytes, int node, double seconds)
 
 struct filler {
 	pthread_t tid;
-	int cpu;
+	int index, cpu;
 	size_t bytes;
 	long on[MAX_NODES];
 	long unknown;
@@ -274,7 +275,7 @@ static void *fill_one(void *arg)
 
 	pin(t->cpu);
 	mem = map(t->bytes, MADV_NOHUGEPAGE);
-	touch(mem, t->bytes, t->cpu);
+	touch(mem, t->bytes, t->index);
 	/* As the hog: nobody frees before all have placed their pages. */
 	pthread_barrier_wait(&filled);
 	if (syscall(SYS_getcpu, &cpu, &node, NULL))
@@ -282,7 +283,7 @@ static void *fill_one(void *arg)
 	count_pages(mem, t->bytes, 16 * PAGE, t->on, &t->unknown);
 	pthread_mutex_lock(&print_lock);
 	printf("zlc-load {\"load\": \"fill\", \"thread\": %d, \"cpu\": %u, \"node\": %u, "
-	       "\"mib\": %zu, ", t->cpu, cpu, node, t->bytes >> 20);
+	       "\"mib\": %zu, ", t->index, cpu, node, t->bytes >> 20);
 	print_counts(stdout, t->on, t->unknown);
 	printf("}\n");
 	pthread_mutex_unlock(&print_lock);
@@ -294,14 +295,25 @@ static void *fill_one(void *arg)
 static int fill(size_t bytes, int threads)
 {
 	struct filler *t = calloc(threads, sizeof(*t));
-	int i;
+	cpu_set_t allowed;
+	int i, cpu = -1;
 
 	if (!t)
 		die("calloc");
 	if (pthread_barrier_init(&filled, NULL, threads))
 		die("pthread_barrier_init");
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		die("sched_getaffinity");
+	if (threads > CPU_COUNT(&allowed)) {
+		fprintf(stderr, "zlcload: %d threads, %d CPUs allowed\n", threads,
+			CPU_COUNT(&allowed));
+		return 1;
+	}
 	for (i = 0; i < threads; i++) {
-		t[i].cpu = i;
+		while (!CPU_ISSET(++cpu, &allowed))
+			;
+		t[i].index = i;
+		t[i].cpu = cpu;
 		t[i].bytes = bytes / threads & ~(PAGE - 1);
 		errno = pthread_create(&t[i].tid, NULL, fill_one, &t[i]);
 		if (errno)
@@ -309,6 +321,7 @@ static int fill(size_t bytes, int threads)
 	}
 	for (i = 0; i < threads; i++)
 		pthread_join(t[i].tid, NULL);
+	pthread_barrier_destroy(&filled);
 	free(t);
 	return 0;
 }
