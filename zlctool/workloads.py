@@ -499,28 +499,31 @@ def fills(s):
     return [l for l in s.get("loads", []) if l["load"] == "fill"]
 
 
-def pooled_off_node(samples):
-    """% of the fills' pages, over several samples, on another node than
-    the CPU that touched them; None without a fill."""
+def fill_pages(samples, thread=None):
+    """(pages on the node of the CPU that touched them, all pages) of the
+    fills of several samples: thread i's, or every thread's."""
     local = total = 0
     for s in samples:
         for l in fills(s):
+            if thread is not None and l["thread"] != thread:
+                continue
             per = l["pages_per_node"]
             total += sum(per) + l["pages_unknown"]
             local += per[l["node"]] if l["node"] < len(per) else 0
+    return local, total
+
+
+def pooled_off_node(samples):
+    """% of the fills' pages, over several samples, on another node than
+    the CPU that touched them; None without a fill."""
+    local, total = fill_pages(samples)
     return 100.0 * (total - local) / total if total else None
 
 
 def local_pct(s, thread=None):
     """% of the pages of a fill (thread i's, or all threads' together) on
     the node of the CPU that touched them; None without a fill."""
-    local = total = 0
-    for l in fills(s):
-        if thread is not None and l["thread"] != thread:
-            continue
-        per = l["pages_per_node"]
-        total += sum(per) + l["pages_unknown"]
-        local += per[l["node"]] if l["node"] < len(per) else 0
+    local, total = fill_pages([s], thread)
     return 100.0 * local / total if total else None
 
 
