@@ -138,8 +138,8 @@ def zlcload(tmp_path_factory):
     assert shutil.which("gcc"), "gcc is missing: make deps installs it"
     out = str(tmp_path_factory.mktemp("zlcload") / "zlcload")
     src = os.path.join(os.path.dirname(workloads.__file__), "in_guest", "zlcload.c")
-    subprocess.run(["gcc", "-Wall", "-Wextra", "-Werror", "-O2", "-static", "-o", out, src],
-                   check=True)
+    subprocess.run(["gcc", "-Wall", "-Wextra", "-Werror", "-O2", "-static", "-pthread", "-o",
+                    out, src], check=True)
     return out
 
 

@@ -462,6 +462,7 @@ def kernels_table(runs, field, pct=HEADLINE["pct"], threads=HEADLINE["threads"])
            f"median (min..max); 'vs' against {rows[len(runs) - 1][0]}",
            f"{'kernel':{w}s}{str(nodes) + ' nodes':>26s}{'vs':>7s}{'1 node':>26s}"
            f"{'/1 node':>9s}"]
+
     def f(c):
         return "%.4f (%.4f..%.4f)" % c if c else "-"
 

@@ -300,15 +300,16 @@ static int fill(size_t bytes, int threads)
 
 	if (!t)
 		die("calloc");
-	if (pthread_barrier_init(&filled, NULL, threads))
-		die("pthread_barrier_init");
 	if (sched_getaffinity(0, sizeof(allowed), &allowed))
 		die("sched_getaffinity");
 	if (threads > CPU_COUNT(&allowed)) {
 		fprintf(stderr, "zlcload: %d threads, %d CPUs allowed\n", threads,
 			CPU_COUNT(&allowed));
+		free(t);
 		return 1;
 	}
+	if (pthread_barrier_init(&filled, NULL, threads))
+		die("pthread_barrier_init");
 	for (i = 0; i < threads; i++) {
 		while (!CPU_ISSET(++cpu, &allowed))
 			;
