@@ -318,3 +318,16 @@ def test_storm_rates_are_per_second_of_the_whole_sample():
     # Runs from before the guest clock was recorded: the hog's own time.
     del s["vmstat"]["uptime_ms"]
     assert workloads.storm_seconds(s) == 7.9
+
+
+def test_stress_failures_are_counted_in_the_variant_that_had_them():
+    by = {"stress": samples("stress")}
+    for s in by["stress"]:
+        if s["stressor"] == "numa_2_verify" and s["variant"] == "off":
+            s["stress"], s["stress_fail"] = 2, 3
+    head = workloads.headline(by).splitlines()
+    row = next(line for line in head if "verify failures" in line)
+    assert [c.strip() for c in row.split("|")[3:6]] == ["-", "3/1", "0/0"]
+    numa = next(line for line in workloads.stress_table(by["stress"]).splitlines()
+                if line.startswith("numa_2_verify"))
+    assert numa.split()[-3:] == ["-", "3/1", "0/0"]

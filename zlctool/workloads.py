@@ -534,7 +534,7 @@ def stress_table(samples):
             names.append(s["stressor"])
     lines = ["stress: stress-ng bogo ops/s (real time), median (min..max)",
              f"{'stressor':36s}" + "".join(f"{v:>30s}" for v in VARIANTS)
-             + f"{'on/off':>8s}{'fails':>6s}{'exit':>6s}"]
+             + f"{'on/off':>8s}  failures/exits " + "/".join(VARIANTS)]
     for n in names:
         cells = [mmm([s.get("ops_s") for s in pick(samples, variant=v, stressor=n)])
                  for v in VARIANTS]
@@ -542,8 +542,7 @@ def stress_table(samples):
         r = ratio(cells[2], cells[1])
         lines.append(f"{n[:36]:36s}" + "".join(f"{fmt(c, 'g'):>26s}" for c in cells)
                      + (f"{r:8.3f}" if r else f"{'-':>8s}")
-                     + f"{sum(s['stress_fail'] for s in ss):6d}"
-                     + f"{max(s['stress'] for s in ss):6d}")
+                     + "  " + " ".join(stress_failures(pick(ss, variant=v)) for v in VARIANTS))
     lines.append("")
     lines.append(f"{'system s':36s}" + "".join(
         f"{fmt(mmm([s.get('stress_sys') for s in pick(samples, variant=v)]), 2):>26s}"
@@ -777,9 +776,8 @@ def headline(samples_by_work, hog_records=None, hog_field="sys"):
         for nm in names:
             row("stress", f"{stressor_label(nm)} bogo ops/s", lambda v, nm=nm: [
                 x["ops_s"] for x in pick(s, variant=v, stressor=nm)], "g")
-        rows.append(("stress", "verify failures / nonzero exits", "", "",
-                     f"{sum(x['stress_fail'] for x in s)} / "
-                     f"{sum(1 for x in s if x['stress'])}", ""))
+        rows.append(("stress", "verify failures / nonzero exits",
+                     *(stress_failures(pick(s, variant=v)) for v in VARIANTS), ""))
         remote("stress", s)
     s = samples_by_work.get("storm")
     if s:
@@ -876,6 +874,15 @@ def wipes_disagree(s):
         return (f"zlc_wipe rose by {v['zlc_wipe']}, but mm_zlc_wipe traced {traced} "
                 "wipes for interval and recovery")
     return None
+
+
+def stress_failures(samples):
+    """'F/E' for some stress samples: their verify failures, and how many
+    exited nonzero; '-' when there are none (a variant a run left out)."""
+    if not samples:
+        return "-"
+    return (f"{sum(x['stress_fail'] for x in samples)}/"
+            f"{sum(1 for x in samples if x['stress'])}")
 
 
 def stress_failed(s):
