@@ -154,3 +154,30 @@ def test_every_bench_guest_boots_without_kaslr(tmp_path, monkeypatch):
                 "--append", "movablecore=50%"])
     assert seen["hog"] == seen["workloads"] == "nokaslr movablecore=50%"
     assert seen["meta"]["append"] == "nokaslr movablecore=50%"
+
+
+def test_a_rows_numa_balancing_and_hint_faults_reach_its_passes_and_the_report():
+    run = dict(rep=0, mib=1800, threads=2, sys=1.5, user=0.2, real=1.0, zlc_skip=0,
+               zlc_mark_full=0, numa_miss=5)
+    lines = ["zlc-row pct=12 threads=2",
+             "# zlc-run " + json.dumps(dict(run, zlc="off")),
+             "zlc-row-end numa_balancing=1 hint_faults=7",
+             "zlc-row pct=90 threads=2",
+             "# zlc-run " + json.dumps(dict(run, zlc="off")),
+             "# zlc-run " + json.dumps(dict(run, zlc="on")),
+             "zlc-row-end numa_balancing=1 hint_faults=3000"]
+    recs = bench.parse_console(lines, "patched", 64)
+    assert [(r["mem_pct"], r["row_hint_faults"]) for r in recs] == [(12, 7), (90, 3000), (90, 3000)]
+    assert all(r["numa_balancing"] == "1" for r in recs)
+    line = report.numa_balancing_line(recs)
+    assert line.endswith("1; hint faults per pass at 64 nodes, 90%: patched 1500")
+    # A run from before the line existed says so rather than guess.
+    assert report.numa_balancing_line(bench.parse_console(
+        [l for l in lines if "row-end" not in l], "patched", 64)).endswith("not recorded")
+
+
+def test_bench_sh_ends_every_row_with_its_numa_balancing_line():
+    with open(os.path.join(bench.TOP, "zlctool", "in_guest", "bench.sh")) as f:
+        script = f.read()
+    assert 'echo "zlc-row-end numa_balancing=$numa_balancing hint_faults=' in script
+    assert bench.ROW_END_LINE.search("zlc-row-end numa_balancing=0 hint_faults=0")

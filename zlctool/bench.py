@@ -56,6 +56,7 @@ ICOUNT_ARGS = guest.ICOUNT_ARGS
 
 RUN_LINE = re.compile(r"zlc-run (\{.*\})")
 ROW_LINE = re.compile(r"zlc-row pct=(\d+) threads=(\d+)")
+ROW_END_LINE = re.compile(r"zlc-row-end numa_balancing=(\S+) hint_faults=(\d+)")
 
 
 # --- running ------------------------------------------------------------------
@@ -77,12 +78,19 @@ def guest_command(pcts, threads, reps, mode):
 
 
 def parse_console(lines, kernel, nodes, rnd=0):
-    """zlc-row and zlc-run lines of a guest console -> records."""
-    records, pct, threads = [], None, None
+    """zlc-row and zlc-run lines of a guest console -> records.  A row's
+    zlc-row-end line gives each of its passes the row's NUMA balancing
+    setting and hint faults (numa_balancing, row_hint_faults)."""
+    records, pct, threads, row_start = [], None, None, 0
     for line in lines:
+        m = ROW_END_LINE.search(line)
+        if m:
+            for r in records[row_start:]:
+                r.update(numa_balancing=m.group(1), row_hint_faults=int(m.group(2)))
+            continue
         m = ROW_LINE.search(line)
         if m:
-            pct, threads = int(m.group(1)), int(m.group(2))
+            pct, threads, row_start = int(m.group(1)), int(m.group(2)), len(records)
             continue
         m = RUN_LINE.search(line)
         if m and pct is not None:

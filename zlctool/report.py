@@ -297,6 +297,27 @@ def field_of(meta):
     return "real" if meta.get("icount") else "sys"
 
 
+def numa_balancing_line(records):
+    """Whether NUMA balancing ran in the guests, and its hint faults per
+    pass in the headline rows, per kernel: it scans the hog's memory while
+    the hog runs, so a longer pass takes more of them."""
+    states = sorted({str(r["numa_balancing"]) for r in records if "numa_balancing" in r})
+    if not states:
+        return "  NUMA balancing: not recorded"
+    per, top = {}, max(r["nodes"] for r in records)
+    for r in records:
+        if r["mem_pct"] == HEADLINE["pct"] and r["nodes"] == top and "row_hint_faults" in r:
+            row = (r["kernel"], r["nodes"], r["mem_pct"], r["threads"], r["round"])
+            per.setdefault(r["kernel"], {}).setdefault(row, [0, 0])
+            per[r["kernel"]][row][0] = r["row_hint_faults"]
+            per[r["kernel"]][row][1] += 1
+    faults = ", ".join(f"{k} {sum(f for f, _ in rows.values()) / sum(n for _, n in rows.values()):.0f}"
+                       for k, rows in sorted(per.items()))
+    return (f"  NUMA balancing (kernel.numa_balancing): {'/'.join(states)}"
+            + (f"; hint faults per pass at {top} nodes, {HEADLINE['pct']}%: {faults}"
+               if faults else ""))
+
+
 def report_text(records, meta):
     """The table and the headline ratios of a run, under its provenance."""
     field = field_of(meta)
@@ -309,6 +330,7 @@ def report_text(records, meta):
              f"  host {prov.get('host_cpu', '?')}, plan {json.dumps(meta.get('plan', {}))}",
              f"  config {meta.get('config') or 'configs/guest.config'}"
              + (f", kernel command line + {meta['append']}" if meta.get("append") else ""),
+             numa_balancing_line(records),
              ""]
     lines.append(icount_table(records) if field == "real" else table(records))
     return "\n".join(lines) + "\n\n" + headline_text(h), h

@@ -13,6 +13,11 @@
 set -u
 : "${PCTS:?}" "${THREADS:?}" "${REPS:?}" "${MODE:?}"
 avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
+# NUMA balancing (on in distribution kernels) scans the hog's memory while
+# it runs and takes hint faults on its read-back: work that grows with a
+# pass's length.  Each row says whether it was on and how many it took.
+numa_balancing=$(cat /proc/sys/kernel/numa_balancing 2>/dev/null || echo none)
+hint_faults() { awk '$1 == "numa_hint_faults" { n = $2 } END { print n + 0 }' /proc/vmstat; }
 zonelist_cache_memhog -m asis -s $((avail * 90 / 100)) -t 2 -r 1 > /dev/null || exit 1
 for pct in $PCTS; do
 	for threads in $THREADS; do
@@ -20,7 +25,9 @@ for pct in $PCTS; do
 		placed=""
 		[ "$MODE" = compare ] && [ "$pct" = "${PLACED_PCT:-}" ] && placed=-P
 		# shellcheck disable=SC2086 # $placed is one word or none
+		hints=$(hint_faults)
 		zonelist_cache_memhog -m "$MODE" $placed -f -s $((avail * pct / 100)) \
 			-t "$threads" -r "$REPS" -j || exit 1
+		echo "zlc-row-end numa_balancing=$numa_balancing hint_faults=$(($(hint_faults) - hints))"
 	done
 done
