@@ -301,9 +301,15 @@ def numa_balancing_line(records):
     """Whether NUMA balancing ran in the guests, and its hint faults per
     pass in the headline rows, per kernel: it scans the hog's memory while
     the hog runs, so a longer pass takes more of them."""
-    states = sorted({str(r["numa_balancing"]) for r in records if "numa_balancing" in r})
-    if not states:
+    by_nodes = {}
+    for r in records:
+        if "numa_balancing" in r:
+            by_nodes.setdefault(str(r["numa_balancing"]), set()).add(r["nodes"])
+    if not by_nodes:
         return "  NUMA balancing: not recorded"
+    # The kernel turns it off by itself on a machine with one node.
+    states = "; ".join(f"{s} at {','.join(map(str, sorted(n)))} node(s)"
+                       for s, n in sorted(by_nodes.items()))
     per, top = {}, max(r["nodes"] for r in records)
     for r in records:
         if r["mem_pct"] == HEADLINE["pct"] and r["nodes"] == top and "row_hint_faults" in r:
@@ -313,7 +319,7 @@ def numa_balancing_line(records):
             per[r["kernel"]][row][1] += 1
     faults = ", ".join(f"{k} {sum(f for f, _ in rows.values()) / sum(n for _, n in rows.values()):.0f}"
                        for k, rows in sorted(per.items()))
-    return (f"  NUMA balancing (kernel.numa_balancing): {'/'.join(states)}"
+    return (f"  NUMA balancing (kernel.numa_balancing): {states}"
             + (f"; hint faults per pass at {top} nodes, {HEADLINE['pct']}%: {faults}"
                if faults else ""))
 
