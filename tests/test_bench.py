@@ -170,10 +170,16 @@ def test_a_rows_numa_balancing_and_hint_faults_reach_its_passes_and_the_report()
     assert [(r["mem_pct"], r["row_hint_faults"]) for r in recs] == [(12, 7), (90, 3000), (90, 3000)]
     assert all(r["numa_balancing"] == "1" for r in recs)
     line = report.numa_balancing_line(recs)
-    assert line.endswith("1 at 64 node(s); hint faults per pass at 64 nodes, 90%: patched 1500")
+    # 3000 over the row's two passes and the hog's warm-up pass.
+    assert line.endswith("patched 1 at 64 node(s); hint faults per pass at 64 nodes, 90%, "
+                         "2 threads (warm-up and every kind of pass): patched 1000")
     one = bench.parse_console([l.replace("numa_balancing=1", "numa_balancing=0") for l in lines],
                               "base", 1)
-    assert "0 at 1 node(s); 1 at 64 node(s);" in report.numa_balancing_line(recs + one)
+    assert "base 0 at 1 node(s); patched 1 at 64 node(s);" in report.numa_balancing_line(recs + one)
+    # A 1-thread row at 90 % is not the headline row.
+    thr1 = bench.parse_console([l.replace("threads=2", "threads=1").replace("=3000", "=90000")
+                                for l in lines], "patched", 64)
+    assert report.numa_balancing_line(recs + thr1).endswith(": patched 1000")
     # A run from before the line existed says so rather than guess.
     assert report.numa_balancing_line(bench.parse_console(
         [l for l in lines if "row-end" not in l], "patched", 64)).endswith("not recorded")

@@ -298,29 +298,36 @@ def field_of(meta):
 
 
 def numa_balancing_line(records):
-    """Whether NUMA balancing ran in the guests, and its hint faults per
-    pass in the headline rows, per kernel: it scans the hog's memory while
-    the hog runs, so a longer pass takes more of them."""
-    by_nodes = {}
+    """Whether NUMA balancing ran in the guests (per kernel and node
+    count), and the hint faults a pass took in the headline rows (90 %, 2
+    threads, the most nodes), per kernel: it scans the hog's memory while
+    the hog runs, so a longer pass takes more of them.  A row's count
+    covers the hog's unrecorded warm-up pass too, and every kind of pass in
+    the row (off, on and placed on the patched kernel)."""
+    by_state = {}
     for r in records:
         if "numa_balancing" in r:
-            by_nodes.setdefault(str(r["numa_balancing"]), set()).add(r["nodes"])
-    if not by_nodes:
+            by_state.setdefault((r["kernel"], str(r["numa_balancing"])), set()).add(r["nodes"])
+    if not by_state:
         return "  NUMA balancing: not recorded"
     # The kernel turns it off by itself on a machine with one node.
-    states = "; ".join(f"{s} at {','.join(map(str, sorted(n)))} node(s)"
-                       for s, n in sorted(by_nodes.items()))
-    per, top = {}, max(r["nodes"] for r in records)
+    states = "; ".join(f"{k} {s} at {','.join(map(str, sorted(n)))} node(s)"
+                       for (k, s), n in sorted(by_state.items()))
+    rows, top = {}, max(r["nodes"] for r in records)
     for r in records:
-        if r["mem_pct"] == HEADLINE["pct"] and r["nodes"] == top and "row_hint_faults" in r:
-            row = (r["kernel"], r["nodes"], r["mem_pct"], r["threads"], r["round"])
-            per.setdefault(r["kernel"], {}).setdefault(row, [0, 0])
-            per[r["kernel"]][row][0] = r["row_hint_faults"]
-            per[r["kernel"]][row][1] += 1
-    faults = ", ".join(f"{k} {sum(f for f, _ in rows.values()) / sum(n for _, n in rows.values()):.0f}"
-                       for k, rows in sorted(per.items()))
+        if (r["mem_pct"], r["threads"], r["nodes"]) == (HEADLINE["pct"], HEADLINE["threads"], top) \
+                and "row_hint_faults" in r:
+            row = rows.setdefault((r["kernel"], r["round"]), [r["row_hint_faults"], 1])
+            row[1] += 1     # the row's passes, its warm-up counted once
+    per = {}
+    for (kernel, _), (faults, passes) in rows.items():
+        per.setdefault(kernel, [0, 0])
+        per[kernel][0] += faults
+        per[kernel][1] += passes
+    faults = ", ".join(f"{k} {f / n:.0f}" for k, (f, n) in sorted(per.items()))
     return (f"  NUMA balancing (kernel.numa_balancing): {states}"
-            + (f"; hint faults per pass at {top} nodes, {HEADLINE['pct']}%: {faults}"
+            + (f"; hint faults per pass at {top} nodes, {HEADLINE['pct']}%, "
+               f"{HEADLINE['threads']} threads (warm-up and every kind of pass): {faults}"
                if faults else ""))
 
 

@@ -878,11 +878,12 @@ def wipes_disagree(s):
 
 def stress_failures(samples):
     """'F/E' for some stress samples: their verify failures, and how many
-    exited nonzero; '-' when there are none (a variant a run left out)."""
+    exited nonzero or gave no exit status; '-' when there are none (a
+    variant a run left out)."""
     if not samples:
         return "-"
     return (f"{sum(x['stress_fail'] for x in samples)}/"
-            f"{sum(1 for x in samples if x['stress'])}")
+            f"{sum(1 for x in samples if x.get('stress') != 0)}")
 
 
 def stress_failed(s):

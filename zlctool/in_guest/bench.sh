@@ -24,8 +24,8 @@ for pct in $PCTS; do
 		echo "zlc-row pct=$pct threads=$threads"
 		placed=""
 		[ "$MODE" = compare ] && [ "$pct" = "${PLACED_PCT:-}" ] && placed=-P
-		# shellcheck disable=SC2086 # $placed is one word or none
 		hints=$(hint_faults)
+		# shellcheck disable=SC2086 # $placed is one word or none
 		zonelist_cache_memhog -m "$MODE" $placed -f -s $((avail * pct / 100)) \
 			-t "$threads" -r "$REPS" -j || exit 1
 		echo "zlc-row-end numa_balancing=$numa_balancing hint_faults=$(($(hint_faults) - hints))"
