@@ -1,5 +1,6 @@
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -185,8 +186,24 @@ def test_a_rows_numa_balancing_and_hint_faults_reach_its_passes_and_the_report()
         [l for l in lines if "row-end" not in l], "patched", 64)).endswith("not recorded")
 
 
-def test_bench_sh_ends_every_row_with_its_numa_balancing_line():
-    with open(os.path.join(bench.TOP, "zlctool", "in_guest", "bench.sh")) as f:
-        script = f.read()
-    assert 'echo "zlc-row-end numa_balancing=$numa_balancing hint_faults=' in script
-    assert bench.ROW_END_LINE.search("zlc-row-end numa_balancing=0 hint_faults=0")
+def test_bench_sh_ends_every_row_with_its_numa_balancing_line(tmp_path):
+    """bench.sh itself, run here with a stand-in hog on PATH: each row's
+    passes get this machine's NUMA balancing setting and a hint-fault count."""
+    hog = tmp_path / bench.HOG
+    run = dict(zlc="off", rep=0, mib=10, threads=2, sys=1.0, user=0.1, real=1.0,
+               zlc_skip=0, zlc_mark_full=0, numa_miss=0)
+    hog.write_text("#!/bin/sh\n"
+                   "case \"$*\" in *-j*) echo '# zlc-run " + json.dumps(run) + "';; esac\n")
+    hog.chmod(0o755)
+    env = dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}", PCTS="12 90",
+               THREADS="2", REPS="1", MODE="asis")
+    out = subprocess.run(["sh", os.path.join(bench.TOP, "zlctool", "in_guest", "bench.sh")],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    recs = bench.parse_console(out.splitlines(), "base", 1)
+    assert [r["mem_pct"] for r in recs] == [12, 90]
+    try:
+        with open("/proc/sys/kernel/numa_balancing") as f:
+            want = f.read().strip()
+    except OSError:
+        want = "none"
+    assert all(r["numa_balancing"] == want and r["row_hint_faults"] >= 0 for r in recs)
