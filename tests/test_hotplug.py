@@ -86,3 +86,25 @@ def test_markers_come_through_the_kernel_log():
     assert hotplug.rerun_reported(["[   30.9] zlc-hotplug: rerun", summary], 0)
     assert not hotplug.rerun_reported(["zlc-hotplug: rer[   30.9]     KTAP version 1", summary], 0)
     assert not hotplug.is_marker("[   30.9] zlc-hotplug: rerun beside a hog", "zlc-hotplug: rerun")
+
+
+def test_a_failing_rerun_case_prints_its_log():
+    lines = [
+        "zlc-rerun-hog: KTAP version 1",
+        "zlc-rerun-hog: # Subtest: zonelist_cache",
+        "zlc-rerun-hog: 1..3",
+        "zlc-rerun-hog:     # zlc_test_a: a note of a passing case",
+        "zlc-rerun-hog:     ok 1 zlc_test_a",
+        "zlc-rerun-hog:     # zlc_test_b: EXPECTATION FAILED at mm/x.c:10",
+        "zlc-rerun-hog:     Expected marked to be true",
+        "zlc-rerun-hog:     not ok 2 zlc_test_b",
+        "zlc-rerun-hog:     ok 3 zlc_test_c",
+        "zlc-rerun-hog: not ok 1 zonelist_cache",
+    ]
+    assert hotplug.rerun_failures(lines, 1) == [
+        "    # zlc_test_b: EXPECTATION FAILED at mm/x.c:10",
+        "    Expected marked to be true",
+        "    not ok 2 zlc_test_b",
+        "not ok 1 zonelist_cache",
+    ]
+    assert hotplug.rerun_failures(lines, 0) == []

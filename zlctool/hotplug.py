@@ -89,6 +89,22 @@ def count_rerun(lines, which=0):
     return r.passed, r.failed + r.errors, r.skipped
 
 
+def rerun_failures(lines, which=0):
+    """The lines re-run `which` printed for its failing cases: each case's
+    log up to its "not ok" line, so that a failure says why."""
+    out, pending = [], []
+    for line in rerun_ktap(lines, which):
+        if re.match(r"\s*(not )?ok \d+ ", line):
+            if line.lstrip().startswith("not ok"):
+                out += pending + [line]
+            pending = []
+        elif re.match(r"\s*#? ?Subtest:|\s*KTAP|\s*\d+\.\.\d+", line.replace("# ", "", 1)):
+            pending = []
+        else:
+            pending.append(line)
+    return out
+
+
 def rerun_differs(lines, which=0):
     """Cases whose status in re-run `which` is not their status at boot, in
     the same guest: a case that passed at boot and skips after hotplug has
@@ -132,6 +148,8 @@ def main(argv=None):
         for which, (marker, _) in enumerate(reruns):
             p_, f_, s_ = count_rerun(res.lines, which)
             fresh = rerun_reported(res.lines, which)
+            for line in rerun_failures(res.lines, which):
+                print(f"[hotplug] {marker[len('zlc-hotplug: '):]}: {line}")
             differ = rerun_differs(res.lines, which)
             if differ:
                 print(f"[hotplug] cases whose status in '{marker}' is not their status at "
