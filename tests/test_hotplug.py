@@ -104,7 +104,7 @@ def test_a_failing_rerun_case_prints_its_log():
     assert hotplug.rerun_failures(lines, 1) == [
         "    # zlc_test_b: EXPECTATION FAILED at mm/x.c:10",
         "    Expected marked to be true",
-        "    not ok 2 zlc_test_b",
-        "not ok 1 zonelist_cache",
+        "not ok zlc_test_b",
     ]
+    # The boot-time run, untagged, is not re-run 0's.
     assert hotplug.rerun_failures(lines, 0) == []

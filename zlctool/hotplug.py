@@ -90,18 +90,21 @@ def count_rerun(lines, which=0):
 
 
 def rerun_failures(lines, which=0):
-    """The lines re-run `which` printed for its failing cases: each case's
-    log up to its "not ok" line, so that a failure says why."""
-    out, pending = [], []
-    for line in rerun_ktap(lines, which):
-        if re.match(r"\s*(not )?ok \d+ ", line):
-            if line.lstrip().startswith("not ok"):
-                out += pending + [line]
-            pending = []
-        elif re.match(r"\s*#? ?Subtest:|\s*KTAP|\s*\d+\.\.\d+", line.replace("# ", "", 1)):
-            pending = []
-        else:
-            pending.append(line)
+    """The log kunit_parser kept for each case that failed in re-run
+    `which`, then its name: so that a failure says why."""
+    kp = guest.kunit_parser()
+    out = []
+
+    def walk(t):
+        for sub in t.subtests:
+            walk(sub)
+        if not t.subtests and t.status not in (kp.TestStatus.SUCCESS, kp.TestStatus.SKIPPED):
+            out.extend(t.log + [f"not ok {t.name}"])
+
+    test = kp.zlc_parse(rerun_ktap(lines, which))
+    # No results at all: rerun_reported() says so.
+    if test.name != "<missing>":
+        walk(test)
     return out
 
 
