@@ -66,7 +66,9 @@ fi
 
 start=$SECONDS
 touch "$out/.build-start"
-(while sleep 60; do
+# The ticker ends with this script, however it ends: bash killed by a signal
+# runs no EXIT trap.
+(while sleep 60 && kill -0 $$ 2>/dev/null; do
 	echo "[build $name] $(( (SECONDS - start) / 60 ))m, $(find "$out" -name '*.o' -newer "$out/.build-start" | wc -l) objects built"
 done) &
 ticker=$!

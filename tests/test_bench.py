@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from zlctool import bench, report
+from zlctool import bench, report, workloads
 
 
 def test_parse_console_records_rows():
@@ -207,3 +207,14 @@ def test_bench_sh_ends_every_row_with_its_numa_balancing_line(tmp_path):
     except OSError:
         want = "none"
     assert all(r["numa_balancing"] == want and r["row_hint_faults"] >= 0 for r in recs)
+
+
+def test_workload_rounds_come_from_the_plan_unless_overridden():
+    # The storm's plan asks for three rounds of its variants a boot (six
+    # samples of each); ROUNDS= overrides every workload's; the others
+    # run their variants once.
+    plans = bench.workload_plans(False)
+    assert plans["storm"]["rounds"] == 3 and plans["busy"]["rounds"] == 1
+    assert workloads.variants("patched", plans["storm"]).split().count("on") == 6
+    assert all(p["rounds"] == 5 for p in bench.workload_plans(False, 5).values())
+

@@ -295,14 +295,22 @@ def test_storm_boots_16_nodes_counted_with_a_churner_per_cpu():
     (topo, extra, icount, label), = workloads.boots("storm", plan)
     assert topo.nodes == 16 and icount and label == "16n"
     assert workloads.command("storm", "patched", plan) == \
-        "VARIANTS='off on on off' sh /scripts/workload.sh storm 4 80 4"
-    assert workloads.expected("storm", "base", plan) == 2
+        "VARIANTS='off on on off off on on off off on on off' sh /scripts/workload.sh storm 4 80 4"
+    assert workloads.expected("storm", "base", plan) == 6
     with open(os.path.join(workloads.TOP, "zlctool", "in_guest", "workload.sh")) as f:
         script = f.read()
     body = script[script.index("storm_one() {"):script.index("storm() {")]
     # One churner per CPU, pinned there and preferring that CPU's node.
     assert 'taskset -c "$c" zlcload churn "$cmib" "$n" "$secs"' in body
+    # The hog holds its memory idle, and the churners start once it does.
+    assert body.index('zlcload hold "$mib"') < body.index("zlc-hold-ready") < \
+        body.index("zlcload churn") < body.index('kill -TERM "$hog"')
     assert 'echo "hist:keys=node_id" > $recover_ev/trigger' in script
+    # The storm's per-cpu lists are held small from before the warm-up,
+    # so that the hog is sized alike in every boot.
+    main = script[script.index('case $work in'):]
+    fixed = main.index("echo 512 > /proc/sys/vm/percpu_pagelist_high_fraction")
+    assert main.index('if [ "$work" = storm ]') < fixed < main.index("zonelist_cache_memhog")
 
 
 def test_storm_rates_are_per_second_of_the_whole_sample():

@@ -290,10 +290,11 @@ def default_workloads(args):
 
 
 def workload_plans(quick, rounds=None):
-    """The workloads' plans; rounds repeats each boot's variants (ABBA)."""
+    """The workloads' plans; rounds (else the plan's own, else one) repeats
+    each boot's variants (ABBA)."""
     plans = {w: dict(p) for w, p in workloads.PLANS["quick" if quick else "full"].items()}
     for p in plans.values():
-        p["rounds"] = rounds or 1
+        p["rounds"] = rounds or p.get("rounds", 1)
     return plans
 
 

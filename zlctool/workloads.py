@@ -24,12 +24,18 @@ the /proc/vmstat deltas and every node's numastat deltas:
            into the initramfs): --vm with several methods and --verify,
            --numa, --malloc and --mmap, on 4 nodes.
   storm    16 nodes with one vCPU each (a kernel with NR_CPUS >= 16: the
-           distribution-like config): a hog holds 80% of the memory available, so that
+           distribution-like config): a hog holds 80% of the memory available,
+           idle once it has faulted it in (the guest's instructions are the
+           churners' and the kernel's), so that
            zones sit at their low watermarks, while a churner on every CPU
            maps, faults and unmaps THP-advised memory preferring its own
            node.  Zones flip between marked and recovered, and each
            recovery makes every zonelist wipe: recoveries and wipes per
-           second, and instructions per churned page, off against on.
+           second, and instructions per churned page, off against on,
+           six samples of each a boot.  The per-cpu lists are held at
+           1/512 of their zone (vm.percpu_pagelist_high_fraction) for
+           every kernel: with one CPU a node, 7.3 lets them grow until the
+           hog runs out of memory in the fourth sample, unpatched too.
            Counted with QEMU -icount, which runs the vCPUs one at a time:
            it counts wipes and instructions, not cache-line contention.
 
@@ -74,7 +80,7 @@ PLANS = {
                    base="base base"),
         busy=dict(threads=[1, 3, 5, 7], pct=90, patched="off on", base="base"),
         stress=dict(secs=8, stressors=STRESSORS, patched="off on on off", base="base base"),
-        storm=dict(secs=4, hog_pct=80, churn_mib=4, patched="off on on off",
+        storm=dict(secs=4, hog_pct=80, churn_mib=4, rounds=3, patched="off on on off",
                    base="base base"),
     ),
     "quick": dict(

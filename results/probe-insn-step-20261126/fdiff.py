@@ -1,24 +1,33 @@
 """Per-function kernel instructions between tbprof boots (probe-insn-profile's
-tbprof.c output), symbolized against VMLINUX:
+tbprof.c output, plain or gzipped), symbolized against VMLINUX (or a
+symbol list in nm's format, such as the guest's /proc/kallsyms):
   python3 fdiff.py VMLINUX A B [N]          boot A against boot B
   python3 fdiff.py VMLINUX A2 A1 B2 B1 [N]  one pass against another: (A2 - A1)
                                             against (B2 - B1), boots that differ
                                             only in how many passes they ran"""
-import bisect, collections, subprocess, sys
+import bisect, collections, gzip, subprocess, sys
 
 args = sys.argv[1:]
 top = int(args.pop()) if args[-1].isdigit() else 30
 vm, files = args[0], args[1:]
-syms = sorted((int(f[0], 16), f[2]) for f in
-              (l.split() for l in subprocess.run(["nm", "-n", vm], capture_output=True,
-                                                 text=True).stdout.splitlines())
+
+
+def text(fn):
+    return gzip.open(fn, "rt") if fn.endswith(".gz") else open(fn)
+
+
+with open(vm, "rb") as f:
+    elf = f.read(4) == b"\x7fELF"
+lines = (subprocess.run(["nm", "-n", vm], capture_output=True, text=True).stdout.splitlines()
+         if elf else text(vm))
+syms = sorted((int(f[0], 16), f[2]) for f in (l.split() for l in lines)
               if len(f) == 3 and f[1] in "tTwW")
 addrs = [a for a, _ in syms]
 
 
 def load(fn):
     d = collections.Counter()
-    for l in open(fn):
+    for l in text(fn):
         a, n, e = l.split()
         i = bisect.bisect_right(addrs, int(a, 16)) - 1
         if i >= 0:

@@ -162,17 +162,22 @@ busy() {
 	done
 }
 
-# storm: a hog holds HOG_PCT% of the memory available, so that the zones
-# sit near their low watermarks, while a churner on every CPU maps,
+# storm: a hog holds HOG_PCT% of the memory available, idle, so that the
+# zones sit near their low watermarks, while a churner on every CPU maps,
 # faults and unmaps CHURN_MIB preferring its own node (node i for CPU i),
 # for SECONDS: zones flip between marked and recovered on frees and
 # refills, and every recovery makes every zonelist wipe its marks.
 storm_one() {
 	secs=$1 mib=$2 cmib=$3
-	zlcload hog "$mib" $((secs + 4)) > /tmp/hog.out &
+	# The hog faults its memory in and then holds it idle, so that the
+	# guest's instructions are the churners' and the kernel's alone; the
+	# churners start once it holds it.
+	zlcload hold "$mib" > /tmp/hog.out &
 	hog=$!
-	# The hog's first pass faults its memory in; the churners start after.
-	sleep 3
+	until grep -q '^zlc-hold-ready' /tmp/hog.out; do
+		kill -0 "$hog" 2> /dev/null || return 1
+		sleep 1
+	done
 	pids=""
 	for d in /sys/devices/system/cpu/cpu[0-9]*; do
 		c=${d##*cpu}
@@ -185,8 +190,10 @@ storm_one() {
 		pids="$pids $!"
 	done
 	for p in $pids; do wait "$p" || return 1; done
+	kill -TERM "$hog"
 	wait "$hog" || return 1
-	cat /tmp/storm.[0-9]* /tmp/hog.out
+	cat /tmp/storm.[0-9]*
+	grep -v '^zlc-hold-ready' /tmp/hog.out
 	rm -f /tmp/storm.[0-9]*
 }
 
@@ -233,6 +240,16 @@ work=$1
 shift
 case $work in
 stutter | churn | busy | stress | storm)
+	# With one CPU a node, 7.3's per-cpu list tuning lets every CPU keep
+	# up to an eighth of each zone: what the warm-up frees stays there in
+	# amounts that differ from boot to boot, and the storm's churners grow
+	# the lists from sample to sample until 7.3.4 as shipped runs out of
+	# memory in its fourth (results/storm-80-base-oom-20261126).  Hold
+	# each list at 1/512 of its zone (64 MiB at most on all of them
+	# together), from before the warm-up, for every kernel and variant.
+	if [ "$work" = storm ]; then
+		echo 512 > /proc/sys/vm/percpu_pagelist_high_fraction || exit 1
+	fi
 	# The host faults the guest's memory in on its first touch, far slower
 	# than anything measured: touch it all once first.
 	zonelist_cache_memhog -m asis -s $(($(avail_mib) * 90 / 100)) -t 2 -r 1 > /dev/null || exit 1

@@ -8,6 +8,10 @@
  *                                 time each round trip, for SECONDS
  *   zlcload hog MIB SECONDS       touch MIB of anonymous memory, one store
  *                                 a page, over and over, for SECONDS
+ *   zlcload hold MIB              touch MIB of anonymous memory once, say
+ *                                 "zlc-hold-ready", and keep it, idle,
+ *                                 until SIGTERM (its line: load "hog",
+ *                                 one pass)
  *   zlcload churn MIB NODE SECONDS
  *                                 map MIB with MADV_HUGEPAGE preferring
  *                                 NODE, fault it, unmap it, in a loop;
@@ -231,6 +235,26 @@ static void on_term(int sig)
 	stop = 1;
 }
 
+/* Hold memory without using a CPU, so that other loads get all of them. */
+static int hold(size_t bytes)
+{
+	char *mem = map(bytes, -1);	/* THP as the system is set */
+	double t0 = now();
+
+	signal(SIGTERM, on_term);
+	touch(mem, bytes, 0);
+	printf("zlc-hold-ready\n");
+	/* A signal cuts the sleep short; one just before it costs a tenth of a second. */
+	while (!stop)
+		usleep(100000);
+	count_nodes(mem, bytes);
+	printf("zlc-load {\"load\": \"hog\", \"mib\": %zu, \"passes\": 1, \"seconds\": %.2f, ",
+	       bytes >> 20, now() - t0);
+	print_nodes();
+	printf("}\n");
+	return 0;
+}
+
 static int churn(size_t bytes, int node, double seconds)
 {
 	unsigned long mask[MAX_NODES / (8 * sizeof(long))] = { 0 };
@@ -329,7 +353,7 @@ static int fill(size_t bytes, int threads)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: zlcload probe SECONDS CPU | hog MIB SECONDS | "
+	fprintf(stderr, "usage: zlcload probe SECONDS CPU | hog MIB SECONDS | hold MIB | "
 		"churn MIB NODE SECONDS | fill MIB THREADS\n");
 	exit(2);
 }
@@ -341,6 +365,8 @@ int main(int argc, char **argv)
 		return probe(atof(argv[2]), atoi(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "hog"))
 		return hog(strtoul(argv[2], NULL, 0) << 20, atof(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "hold"))
+		return hold(strtoul(argv[2], NULL, 0) << 20);
 	if (argc == 5 && !strcmp(argv[1], "churn")) {
 		int node = atoi(argv[3]);
 
