@@ -176,6 +176,23 @@ def test_zlcload_hog_and_churn_count_their_pages(zlcload):
     assert c["loops"] >= 1 and sum(c["pages_per_node"]) + c["pages_unknown"] == 2 * c["loops"]
 
 
+def test_zlcload_hold_says_when_it_holds_its_memory_and_ends_on_sigterm(zlcload):
+    import time
+    proc = subprocess.Popen([zlcload, "hold", "8"], stdout=subprocess.PIPE, text=True)
+    # The ready line comes once the memory is touched, before any signal.
+    assert proc.stdout.readline() == "zlc-hold-ready\n"
+    time.sleep(0.2)
+    assert proc.poll() is None          # holding, until told to stop
+    proc.terminate()
+    out, _ = proc.communicate(timeout=10)
+    assert proc.returncode == 0
+    h = load_line(out)
+    # The storm's tables read it as the hog: one pass over 8 MiB, its 4
+    # huge-page-sized chunks counted.
+    assert h["load"] == "hog" and h["mib"] == 8 and h["passes"] == 1
+    assert h["seconds"] >= 0.2 and sum(h["pages_per_node"]) + h["pages_unknown"] == 4
+
+
 def test_zlcload_refuses_bad_usage(zlcload):
     r = subprocess.run([zlcload, "churn", "4", "-1", "1"], capture_output=True, text=True)
     assert r.returncode == 2 and "usage" in r.stderr
@@ -302,9 +319,11 @@ def test_storm_boots_16_nodes_counted_with_a_churner_per_cpu():
     body = script[script.index("storm_one() {"):script.index("storm() {")]
     # One churner per CPU, pinned there and preferring that CPU's node.
     assert 'taskset -c "$c" zlcload churn "$cmib" "$n" "$secs"' in body
-    # The hog holds its memory idle, and the churners start once it does.
-    assert body.index('zlcload hold "$mib"') < body.index("zlc-hold-ready") < \
-        body.index("zlcload churn") < body.index('kill -TERM "$hog"')
+    # The hog holds its memory idle, and the churners start once it does,
+    # not on the ready line of the sample before.
+    assert body.index("rm -f /tmp/hog.out") < body.index('zlcload hold "$mib"') < \
+        body.index("zlc-hold-ready") < body.index("zlcload churn") < \
+        body.index('kill -TERM "$hog"')
     assert 'echo "hist:keys=node_id" > $recover_ev/trigger' in script
     # The storm's per-cpu lists are held small from before the warm-up,
     # so that the hog is sized alike in every boot.

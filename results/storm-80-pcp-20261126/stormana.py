@@ -1,18 +1,23 @@
-import sys, statistics as st
-sys.path.insert(0, "/work/main")
-from zlctool import workloads
-samples = []
-for path, kernel in zip(sys.argv[1::2], sys.argv[2::2]):
-    lines = open(path, errors="replace").read().splitlines()
-    samples += [s for s in workloads.parse_console(lines, kernel) if s.get("workload") == "storm"]
-for s in samples:
+"""One row per storm sample of a make bench run, from its workloads.json:
+python3 stormana.py results/RUN/workloads.json
+The hog's passes, guest us per churned page (as zlctool/workloads.py's
+storm_us_per_page), the churners' loops, THP faults and fallbacks,
+compaction stalls, remote % of all pages, the churners' pages on their own
+node (move_pages), and the cache's recoveries, wipes and marks."""
+import json
+import sys
+
+for s in json.load(open(sys.argv[1]))["samples"]["storm"]:
     v = s["vmstat"]
     ch = [l for l in s["loads"] if l["load"] == "churn"]
-    own = sum(l["pages_per_node"][l["node"]] if len(l["pages_per_node"]) > l["node"] else 0 for l in ch)
+    hog = next(l for l in s["loads"] if l["load"] == "hog")
+    pages = sum(l["loops"] * l["mib"] * 256 for l in ch)
+    us = 1e6 * sum(l["seconds"] for l in ch) / len(ch) / pages
+    own = sum(l["pages_per_node"][l["node"]] for l in ch if len(l["pages_per_node"]) > l["node"])
     tot = sum(sum(l["pages_per_node"]) for l in ch)
-    hog = [l for l in s["loads"] if l["load"] == "hog"][0]
-    print("hog passes %5d" % hog.get("passes", 0), end=" ")
-    print("%-5s us/pg %.3f loops %5d compact_stall %5d thp %5d fb %4d remote %.2f churn-own %.1f%% rec %5d wipe %5d mark %5d" % (
-        s["variant"], workloads.storm_us_per_page(s) or 0, sum(l["loops"] for l in ch), v.get("compact_stall", 0),
-        v.get("thp_fault_alloc", 0), v.get("thp_fault_fallback", 0), s.get("remote_pct") or 0,
-        100.0 * own / tot if tot else 0, v.get("zlc_recover", 0), v.get("zlc_wipe", 0), v.get("zlc_mark_full", 0)))
+    print("%-5s hog passes %5d us/page %.3f loops %5d thp %5d fallback %4d compact_stall %5d "
+          "remote %5.2f%% churn own node %5.1f%% recover %5d wipe %5d mark %5d" % (
+              s["variant"], hog.get("passes", 0), us, sum(l["loops"] for l in ch),
+              v.get("thp_fault_alloc", 0), v.get("thp_fault_fallback", 0),
+              v.get("compact_stall", 0), s.get("remote_pct") or 0, 100.0 * own / tot,
+              v.get("zlc_recover", 0), v.get("zlc_wipe", 0), v.get("zlc_mark_full", 0)))

@@ -172,11 +172,13 @@ storm_one() {
 	# The hog faults its memory in and then holds it idle, so that the
 	# guest's instructions are the churners' and the kernel's alone; the
 	# churners start once it holds it.
+	# A ready line left by the previous sample must not start them early.
+	rm -f /tmp/hog.out
 	zlcload hold "$mib" > /tmp/hog.out &
 	hog=$!
-	until grep -q '^zlc-hold-ready' /tmp/hog.out; do
+	until grep -qs '^zlc-hold-ready' /tmp/hog.out; do
 		kill -0 "$hog" 2> /dev/null || return 1
-		sleep 1
+		sleep 0.1
 	done
 	pids=""
 	for d in /sys/devices/system/cpu/cpu[0-9]*; do
@@ -189,7 +191,7 @@ storm_one() {
 		taskset -c "$c" zlcload churn "$cmib" "$n" "$secs" > "/tmp/storm.$c" &
 		pids="$pids $!"
 	done
-	for p in $pids; do wait "$p" || return 1; done
+	for p in $pids; do wait "$p" || { kill -TERM "$hog"; return 1; }; done
 	kill -TERM "$hog"
 	wait "$hog" || return 1
 	cat /tmp/storm.[0-9]*
