@@ -5,14 +5,18 @@ storm_us_per_page), the churners' loops, THP faults and fallbacks,
 compaction stalls, remote % of all pages, the churners' pages on their own
 node (move_pages), and the cache's recoveries, wipes and marks."""
 import json
+import os
 import sys
+
+# The project's own storm figures, from the checkout this file is in.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from zlctool import workloads  # noqa: E402
 
 for s in json.load(open(sys.argv[1]))["samples"]["storm"]:
     v = s["vmstat"]
     ch = [l for l in s["loads"] if l["load"] == "churn"]
     hog = next(l for l in s["loads"] if l["load"] == "hog")
-    pages = sum(l["loops"] * l["mib"] * 256 for l in ch)
-    us = 1e6 * sum(l["seconds"] for l in ch) / len(ch) / pages
+    us = workloads.storm_us_per_page(s)
     own = sum(l["pages_per_node"][l["node"]] for l in ch if len(l["pages_per_node"]) > l["node"])
     tot = sum(sum(l["pages_per_node"]) for l in ch)
     print("%-5s hog passes %5d us/page %.3f loops %5d thp %5d fallback %4d compact_stall %5d "
