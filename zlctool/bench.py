@@ -99,7 +99,7 @@ def parse_console(lines, kernel, nodes, rnd=0):
                                 threads=threads, rep=run["rep"], mib=run["mib"],
                                 sys=run["sys"], user=run["user"], real=run["real"],
                                 zlc_skip=run["zlc_skip"], zlc_mark_full=run["zlc_mark_full"],
-                                numa_miss=run["numa_miss"]))
+                                numa_miss=run["numa_miss"], pageoutrun=run.get("pageoutrun")))
     return records
 
 

@@ -331,6 +331,28 @@ def numa_balancing_line(records):
                if faults else ""))
 
 
+def kswapd_line(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"]):
+    """kswapd's runs per pass (vmstat pageoutrun) in the headline rows (90 %,
+    2 threads, the most nodes), per kind of pass: median (min..max).
+    kswapd runs beside the hog and is counted with it.  A walk that stops
+    at a zone's watermark can wake it: 7.3 boosts a zone's watermarks when
+    a fallback claims a pageblock there, and the next allocation from the
+    zone wakes kswapd, which finds nothing to reclaim without swap and
+    drops the boost.  Placed passes, which never stop at a watermark, wake
+    it less, whatever the cache does.  -1 (the counter missing) is left out."""
+    g, most = group(records), max((r["nodes"] for r in records), default=None)
+    cells = []
+    for v in ("base", "off", "on", "placed"):
+        runs = [r["pageoutrun"] for r in g.get((v, most, pct, threads), [])
+                if r.get("pageoutrun") is not None and r["pageoutrun"] >= 0]
+        if runs:
+            cells.append("%s %g (%d..%d)" % (v, statistics.median(runs), min(runs), max(runs)))
+    if not cells:
+        return "  kswapd runs per pass: not recorded"
+    return (f"  kswapd runs per pass (pageoutrun) at {most} nodes, {pct}%, {threads} threads: "
+            + ", ".join(cells))
+
+
 def report_text(records, meta):
     """The table and the headline ratios of a run, under its provenance."""
     field = field_of(meta)
@@ -346,7 +368,7 @@ def report_text(records, meta):
              numa_balancing_line(records),
              ""]
     lines.append(icount_table(records) if field == "real" else table(records))
-    return "\n".join(lines) + "\n\n" + headline_text(h), h
+    return "\n".join(lines) + "\n\n" + headline_text(h) + "\n" + kswapd_line(records), h
 
 
 def write_run(run_dir, records, meta):
