@@ -219,12 +219,11 @@ def test_workload_rounds_come_from_the_plan_unless_overridden():
     assert all(p["rounds"] == 5 for p in bench.workload_plans(False, 5).values())
 
 
-
 def test_kswapd_runs_per_pass_reach_the_report_per_kind():
     """The hog's pageoutrun per pass goes into the records, and the report
     gives its median (min..max) per kind of pass in the headline rows: with
     a movable zone on every node, spilling walks woke kswapd ~500 times a
-    pass and placed passes 8 to 417 times (/tmp probe, 2026-11-26)."""
+    pass and placed passes 8 to 417 times (results/probe-kswapd-movable-20261126)."""
     def run(zlc, n):
         return "# zlc-run " + json.dumps(dict(zlc=zlc, rep=0, mib=1800, threads=2, sys=1.0,
                                               user=0.1, real=1.0, zlc_skip=0, zlc_mark_full=0,

@@ -346,7 +346,7 @@ def kswapd_line(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"]):
         runs = [r["pageoutrun"] for r in g.get((v, most, pct, threads), [])
                 if r.get("pageoutrun") is not None and r["pageoutrun"] >= 0]
         if runs:
-            cells.append("%s %g (%d..%d)" % (v, statistics.median(runs), min(runs), max(runs)))
+            cells.append("%s %g (%d..%d)" % ((v,) + mmm(runs)))
     if not cells:
         return "  kswapd runs per pass: not recorded"
     return (f"  kswapd runs per pass (pageoutrun) at {most} nodes, {pct}%, {threads} threads: "
