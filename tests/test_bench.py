@@ -28,13 +28,55 @@ def test_parse_console_records_rows():
 def test_guest_command_runs_bench_sh_with_the_rows():
     cmd = bench.guest_command([12, 90], [1, 2], 5, "compare")
     assert cmd == "PCTS='12 90' THREADS='1 2' REPS=5 MODE=compare PLACED_PCT=90 sh /scripts/bench.sh"
-    # The base kernel runs the hog as is, without placed passes.
-    assert "MODE=asis PLACED_PCT= " in bench.guest_command([90], [2], 5, "asis")
+    # The base kernel runs the hog as is, with placed passes too.
+    assert "MODE=asis PLACED_PCT=90 " in bench.guest_command([90], [2], 5, "asis")
+
 
 def test_passes_per_row_counts_placed_passes():
     assert bench.passes_per_row(90, 2, "compare") == 6       # off, on, placed
     assert bench.passes_per_row(12, 2, "compare") == 4       # off, on
-    assert bench.passes_per_row(90, 2, "asis") == 2          # base kernel
+    assert bench.passes_per_row(90, 2, "asis") == 4          # base kernel: as is, placed
+    assert bench.passes_per_row(12, 2, "asis") == 2
+
+
+def test_parse_console_keeps_topology_order_and_counters():
+    lines = ["zlc-row pct=90 threads=2",
+             "# zlc-run " + json.dumps(dict(zlc="placed", rep=0, pos=1, prev="n/a", mib=1800,
+                                            threads=2, sys=1.0, user=0.2, real=0.8,
+                                            zlc_skip=-1, zlc_mark_full=-1, numa_miss=0,
+                                            pageoutrun=0, numa_local=10, numa_other=2,
+                                            pgalloc_dma=0))]
+    (r,) = bench.parse_console(lines, "base", 8, topology="nps4")
+    assert report.variant(r) == "base placed" and report.where(r) == "nps4"
+    assert (r["pos"], r["prev"], r["numa_local"], r["pgalloc_dma"]) == (1, "n/a", 10, 0)
+
+
+def test_plan_topologies_take_presets_and_counts():
+    assert bench.plan_topology("64", "2G", "2", 10).label() == "64n"
+    t = bench.plan_topology("nps4", "2G", "2", 10)
+    assert t.label() == "nps4" and t.nodes == 8 and t.cpu_counts()[4] == 1
+    with pytest.raises(bench.TopologyError):
+        bench.plan_topology("nps5", "2G", "2", 10)
+
+
+def test_a_run_from_a_tree_that_differs_is_a_draft(tmp_path, monkeypatch):
+    """draft_reason() names a change to a tracked file, and nothing for a
+    clean checkout whose kernel trees match their series."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "f.py").write_text("x = 1\n")
+    (tmp_path / "Makefile").write_text("check-export:\n\t@true\n")
+    subprocess.run(["git", "-C", str(tmp_path), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-qm", "x"], check=True)
+    monkeypatch.setattr(bench, "TOP", str(tmp_path))
+    assert bench.draft_reason() == ""
+    (tmp_path / "f.py").write_text("x = 2\n")
+    assert "differ from its commit" in bench.draft_reason()
+    (tmp_path / "f.py").write_text("x = 1\n")
+    (tmp_path / "Makefile").write_text("check-export:\n\t@false\n")
+    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-qam", "y"], check=True)
+    assert "check-export" in bench.draft_reason()
 
 
 def test_boot_order_is_abba_over_rounds():

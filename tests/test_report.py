@@ -303,3 +303,94 @@ def test_remake_and_compare_of_a_run_with_both(tmp_path, capsys):
     assert compare.main(["--remake", str(tmp_path)]) == 0
     assert (tmp_path / "report.txt").read_text() == before
     assert (tmp_path / "headline.md").is_file()
+
+
+# --- the reference report (runs with topologies) -------------------------------
+
+def ref_rec(kernel, zlc, topology, real, nodes=8, pct=90, rnd=0, miss=0, dma=0, skip=-1,
+            local=900, other=100):
+    return dict(kernel=kernel, zlc=zlc, nodes=nodes, topology=topology, round=rnd, mem_pct=pct,
+                threads=2, rep=0, mib=1024, sys=real, user=0.0, real=real, zlc_skip=skip,
+                zlc_mark_full=0, numa_miss=miss, pageoutrun=0, numa_local=local,
+                numa_other=other, pgalloc_dma=dma)
+
+
+def test_pairs_gives_the_all_pairs_range():
+    med, lo, hi = report.pairs([2.0, 3.0], [1.0, 2.0])
+    assert (med, lo, hi) == (2.5 / 1.5, 1.0, 3.0)
+    assert report.pairs([], [1.0]) is None
+
+
+def test_a_placed_kind_that_walked_is_no_reference():
+    recs = [ref_rec("patched", "on", "nps4", 2.2), ref_rec("patched", "on", "nps4", 2.0),
+            ref_rec("patched", "placed", "nps4", 2.0),
+            # 0.1 % of 1024 MiB is 262 pages: 300 pages off their node is a walk.
+            ref_rec("patched", "placed", "nps4", 1.9, miss=300),
+            ref_rec("base", "n/a", "nps4", 2.1), ref_rec("base", "placed", "nps4", 2.0, dma=5)]
+    row = report.reference(recs)["nps4"]
+    assert row["placed ok"] == {"placed": False, "base placed": True}
+    assert row["on/placed"] is None and row["placed/base placed"] is None
+    assert row["on/base"] == report.pairs([2.2, 2.0], [2.1])
+    text = report.reference_text(recs)
+    assert "WALKED: not a reference" in text and "on/placed:          n/a" in text
+    # The same passes without the walk: now a reference.
+    recs[3]["numa_miss"] = 200
+    row = report.reference(recs)["nps4"]
+    assert row["placed ok"]["placed"] and row["on/placed"] == report.pairs([2.2, 2.0], [2.0, 1.9])
+
+
+def test_zlc_skip_counts_as_a_walk_and_missing_counters_are_not_shown_clean():
+    assert report.walked(ref_rec("patched", "placed", "64n", 1.0, skip=1000))
+    rec = ref_rec("patched", "placed", "64n", 1.0)
+    del rec["pgalloc_dma"]
+    assert report.walked(rec)          # an older hog's pass cannot show it did not walk
+
+
+def test_floor_is_placed_on_one_node_and_local_share_is_reported():
+    recs = [ref_rec("patched", "placed", "1n", 1.0, nodes=1),
+            ref_rec("patched", "on", "64n", 1.5, nodes=64, local=100, other=900),
+            ref_rec("patched", "placed", "64n", 1.2, nodes=64)]
+    ref = report.reference(recs)
+    assert ref["64n"]["on/floor"] == (1.5, 1.5, 1.5)
+    assert ref["64n"]["placed/floor"] == (1.2, 1.2, 1.2)
+    assert ref["64n"]["local"]["on"] == [0.1]
+    assert list(ref) == ["1n", "64n"]
+
+
+def test_nospill_rows_need_every_pass_on_its_node():
+    recs = [ref_rec("base", "n/a", "2n", 1.0, pct=12), ref_rec("patched", "off", "2n", 1.0, pct=12),
+            ref_rec("patched", "on", "2n", 1.001, pct=12),
+            ref_rec("base", "n/a", "64n", 1.0, pct=12, nodes=64, miss=3),
+            ref_rec("patched", "off", "64n", 1.0, pct=12, nodes=64),
+            ref_rec("patched", "on", "64n", 1.0, pct=12, nodes=64)]
+    ns = report.nospill(recs)
+    assert list(ns) == [("2n", 12)]
+    assert abs(ns[("2n", 12)]["on/base"][0] - 1.001) < 1e-9
+
+
+def test_a_draft_run_says_so_first(tmp_path):
+    recs = [ref_rec("patched", "on", "nps4", 2.0), ref_rec("base", "n/a", "nps4", 2.0)]
+    meta = dict(name="t", icount=True, provenance=dict(draft="the project's tracked files "
+                                                       "differ from its commit"))
+    text = report.write_run(str(tmp_path / "t"), recs, meta)
+    assert text.startswith("DRAFT, not a run of record: the project's tracked files")
+    assert (tmp_path / "t" / "plot.png").exists()
+
+
+def test_balance_line_tells_a_williams_order_from_a_fixed_one():
+    def recs(orders):
+        out, prev = [], "-"
+        for rep, order in enumerate(orders):
+            for pos, kind in enumerate(order):
+                out.append(dict(ref_rec("patched", kind, "64n", 1.0), rep=rep, pos=pos, prev=prev))
+                prev = kind
+        return out
+    williams = ["off on placed".split(), "on placed off".split(), "placed off on".split(),
+                "placed on off".split(), "off placed on".split(), "on off placed".split()]
+    assert report.balance_line(recs(williams)) == (
+        "order, patched kernel: every kind in every position equally often; "
+        "each kind after each other equally often (inside a repetition)")
+    # The v1 order: off, on, placed | placed, on, off: on always in the middle.
+    fixed = ["off on placed".split(), "placed on off".split()] * 3
+    line = report.balance_line(recs(fixed))
+    assert "positions unbalanced" in line and "on 0,6,0" in line

@@ -8,18 +8,25 @@ the hog only unless WORKLOADS says otherwise (QUICK=1 with workloads: their
 reduced plans, as make test runs them).  The rest of this describes the hog.
 
 For each kernel (the unpatched base and the patched series, built from the
-same guest config) and each topology (1, 4, 16, 64 nodes of equal total
-memory, 2 vCPUs on node 0), one guest boots, touches all its memory once,
-then runs the selftest zonelist_cache_memhog at each memory fraction and
-thread count (zlctool/in_guest/bench.sh).  On the patched kernel the selftest interleaves the cache off
-and on inside the same boot (off, on, on, off, ...); on the base kernel it
-runs as is.  In the headline rows (90%) the patched kernel also runs
-"placed" passes (the selftest's -P): each thread's memory preferred chunk
-by chunk to nodes with room, so that no page fault walks the zonelist.
-They measure what the topology itself costs, the lower bound of any walk,
-cached or not.  The boots come in rounds, each round booting every kernel and
-topology once, in the opposite order of the round before (ABBA), so that
-the host's drift over the run falls on every column alike.
+same guest config) and each topology (node counts of equal total memory
+with 2 vCPUs on node 0, or presets of machines that ship: nps4, cxl,
+flex32; zlctool/topology.py), one guest boots, touches all its memory
+once, then runs the selftest zonelist_cache_memhog at each memory fraction
+and thread count (zlctool/in_guest/bench.sh).  On the patched kernel the
+selftest runs the cache off and on inside the same boot; on the base
+kernel it runs as is.  In the headline rows (90%) both kernels also run
+"placed" passes (the selftest's -P, the cache switched off): each thread's
+memory preferred chunk by chunk to nodes with room above their high
+watermarks, its own node first, so that no fault should walk the
+zonelist.  Whether one did is measured, not assumed: every pass records
+numa_miss, pgalloc_dma and the cache's zlc_skip, and the report calls a
+kind "placed" only where its passes walked nothing (report.walked()).
+Inside a boot the kinds take turns in a Williams design (every kind in
+every position, after every other kind, equally often over a full set of
+repetitions).  The boots come in rounds, each round booting every kernel
+and topology once, in the opposite order of the round before (ABBA), so
+that the host's drift over the run falls on every column alike; counted
+runs take two rounds, so that a boot's own offset shows as a spread.
 
 Each run is a named run, results/NAME/: run.json holds its provenance
 (kernel release, series hash, QEMU version, host CPU, date, plan) and every
@@ -39,19 +46,22 @@ import time
 
 from . import guest, report, workloads
 from .report import HEADLINE
-from .topology import Topology, TopologyError
+from .topology import PRESETS, Topology, TopologyError
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(TOP, "results")
 HOG = "zonelist_cache_memhog"
 
-FULL = dict(nodes=[1, 4, 16, 64], pcts=[12, 38, 64, 90], threads=[1, 2], reps=2, rounds=3)
-QUICK = dict(nodes=[64, 1], pcts=[90], threads=[2], reps=2, rounds=2)
+FULL = dict(nodes=["1", "4", "16", "64"], pcts=[12, 38, 64, 90], threads=[1, 2], reps=2,
+            rounds=3)
+QUICK = dict(nodes=["64", "1"], pcts=[90], threads=[2], reps=2, rounds=2)
 # --icount: QEMU counts instructions and the guest clock follows the count,
 # so a pass's elapsed time is the instructions both vCPUs executed (1 ns
-# each).  The host's drift does not reach it, so one round will do; what
-# is left (where earlier passes left free pages) is a few percent at most.
-ICOUNT = dict(nodes=[64, 16, 2, 1], pcts=[12, 90], threads=[2], reps=2, rounds=1)
+# each).  The host's drift does not reach it; a boot's own offset (where
+# the kernel and its first allocations landed) does, so two rounds.  Six
+# repetitions: the Williams design of the patched kernel's three kinds.
+ICOUNT = dict(nodes=["1", "2", "nps4", "cxl", "flex32", "64"], pcts=[12, 90], threads=[2],
+              reps=6, rounds=2)
 ICOUNT_ARGS = guest.ICOUNT_ARGS
 
 RUN_LINE = re.compile(r"zlc-run (\{.*\})")
@@ -62,25 +72,31 @@ ROW_END_LINE = re.compile(r"zlc-row-end numa_balancing=(\S+) hint_faults=(\d+)")
 # --- running ------------------------------------------------------------------
 
 def placed_row(pct, mode):
-    """Whether a row also runs placed passes: the headline rows, in compare mode."""
-    return mode == "compare" and pct == HEADLINE["pct"]
+    """Whether a row also runs placed passes: the headline rows, on either kernel."""
+    return pct == HEADLINE["pct"] and mode in ("compare", "asis")
 
 
 def passes_per_row(pct, reps, mode):
-    return reps * ((3 if placed_row(pct, mode) else 2) if mode == "compare" else 1)
+    return reps * ((2 if mode == "compare" else 1) + placed_row(pct, mode))
 
 
 def guest_command(pcts, threads, reps, mode):
     """The guest command: zlctool/in_guest/bench.sh with the run's rows."""
-    placed = HEADLINE["pct"] if mode == "compare" else ""
     return (f"PCTS='{' '.join(map(str, pcts))}' THREADS='{' '.join(map(str, threads))}' "
-            f"REPS={reps} MODE={mode} PLACED_PCT={placed} sh /scripts/bench.sh")
+            f"REPS={reps} MODE={mode} PLACED_PCT={HEADLINE['pct']} sh /scripts/bench.sh")
 
 
-def parse_console(lines, kernel, nodes, rnd=0):
+# Counters a pass records beside the ones every run had (-1: not in this
+# kernel, None: not in the hog that ran).
+EVENTS = ("zlc_skip", "zlc_mark_full", "numa_miss", "pageoutrun", "numa_local", "numa_other",
+          "pgalloc_dma")
+
+
+def parse_console(lines, kernel, nodes, rnd=0, topology=None):
     """zlc-row and zlc-run lines of a guest console -> records.  A row's
     zlc-row-end line gives each of its passes the row's NUMA balancing
-    setting and hint faults (numa_balancing, row_hint_faults)."""
+    setting and hint faults (numa_balancing, row_hint_faults).  topology:
+    the topology's label (Topology.label()), kept with every record."""
     records, pct, threads, row_start = [], None, None, 0
     for line in lines:
         m = ROW_END_LINE.search(line)
@@ -95,11 +111,13 @@ def parse_console(lines, kernel, nodes, rnd=0):
         m = RUN_LINE.search(line)
         if m and pct is not None:
             run = json.loads(m.group(1))
-            records.append(dict(kernel=kernel, zlc=run["zlc"], nodes=nodes, round=rnd, mem_pct=pct,
-                                threads=threads, rep=run["rep"], mib=run["mib"],
-                                sys=run["sys"], user=run["user"], real=run["real"],
-                                zlc_skip=run["zlc_skip"], zlc_mark_full=run["zlc_mark_full"],
-                                numa_miss=run["numa_miss"], pageoutrun=run.get("pageoutrun")))
+            rec = dict(kernel=kernel, zlc=run["zlc"], nodes=nodes, round=rnd, mem_pct=pct,
+                       threads=threads, rep=run["rep"], mib=run["mib"],
+                       sys=run["sys"], user=run["user"], real=run["real"],
+                       **{e: run.get(e) for e in EVENTS})
+            if topology is not None:
+                rec.update(topology=topology, pos=run.get("pos"), prev=run.get("prev"))
+            records.append(rec)
     return records
 
 
@@ -173,8 +191,8 @@ def bloat(kernels, run_dir):
 
 
 def boot_order(plan):
-    """[(round, nodes, kernel), ...]: every kernel and topology once a round,
-    each round in the reverse order of the one before."""
+    """[(round, topology, kernel), ...]: every kernel and topology once a
+    round, each round in the reverse order of the one before."""
     one = [(n, k) for n in plan["nodes"] for k in ("base", "patched")]
     order = []
     for rnd in range(plan.get("rounds", 1)):
@@ -187,8 +205,9 @@ def run_guests(kernels, hog, plan, mem, cpus, t0, name, extra=(), nodes_shift=6,
     rounds = plan.get("rounds", 1)
     order = boot_order(plan)
     progress_boot = guest.Progress("bench", len(order))
-    for rnd, nodes, kernel in order:
-        topo = Topology.even(nodes, mem, cpus, nodes_shift)
+    for rnd, spec, kernel in order:
+        topo = plan_topology(spec, mem, cpus, nodes_shift)
+        nodes = topo.nodes
         mode = "asis" if kernel == "base" else "compare"
         script = guest_command(plan["pcts"], plan["threads"], plan["reps"], mode)
         state = {"row": None, "n": 0, "of": 0}
@@ -214,18 +233,30 @@ def run_guests(kernels, hog, plan, mem, cpus, t0, name, extra=(), nodes_shift=6,
         log = os.path.relpath(res.log, TOP)
         progress_boot.finish(f"round {rnd + 1}/{rounds}, {kernel} kernel, {topo.describe()}")
         if res.status != 0:
-            raise guest.GuestError(f"the hog failed in the {kernel} guest with {nodes} nodes "
+            raise guest.GuestError(f"the hog failed in the {kernel} guest on {topo.label()} "
                                   f"(exit {res.status}); log: {log}")
-        got = parse_console(res.lines, kernel, nodes, rnd)
+        got = parse_console(res.lines, kernel, nodes, rnd, topo.label())
         want = sum(passes_per_row(p, plan["reps"], mode) for p in plan["pcts"]) * \
             len(plan["threads"])
         if len(got) != want:
-            raise guest.GuestError(f"expected {want} passes from the {kernel} guest with "
-                                  f"{nodes} nodes, got {len(got)}; log: {log}")
+            raise guest.GuestError(f"expected {want} passes from the {kernel} guest on "
+                                  f"{topo.label()}, got {len(got)}; log: {log}")
         records += got
     return records
 
 
+
+
+def plan_topology(spec, mem, cpus, nodes_shift):
+    """A plan's topology: a node count (NODES equal nodes of MEM, CPUS vCPUs
+    on node 0) or a preset's name (zlctool.topology.PRESETS)."""
+    spec = str(spec)
+    if spec.isdigit():
+        return Topology.even(int(spec), mem, cpus, nodes_shift)
+    if spec not in PRESETS:
+        raise TopologyError(f"{spec}: a node count or one of the presets "
+                            + ", ".join(PRESETS))
+    return Topology.parse(spec, nodes_shift=nodes_shift)
 
 
 def run_host(hog, plan):
@@ -273,8 +304,28 @@ def provenance(kernel_dir=None):
                 series=first_line(["git", "-C", guest.TREE, "rev-parse", "--short", "HEAD"]),
                 patches=first_line(["sh", "-c", "[ -z \"$(git status --porcelain -- patches)\" ] "
                                     "&& git rev-parse --short HEAD:patches || echo uncommitted"]),
+                # The project's commit the run was made from, and why it
+                # is only a draft if it is (draft_reason()).
+                commit=first_line(["git", "rev-parse", "HEAD"]),
+                draft=draft_reason(),
                 qemu=first_line(["qemu-system-x86_64", "--version"]),
                 host_cpu=cpu, host_cpus=os.cpu_count())
+
+
+def draft_reason():
+    """Why a run is a draft rather than a run of record, or "": the
+    project's tracked files (patches/ and the tooling; results/ aside)
+    differ from its commit, or a kernel work tree holds work that its
+    series does not (make check-export)."""
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                            ".", ":!results"], capture_output=True, text=True, cwd=TOP)
+    if dirty.returncode or dirty.stdout.strip():
+        return "the project's tracked files differ from its commit"
+    export = subprocess.run(["make", "-s", "check-export"], capture_output=True, text=True,
+                            cwd=TOP)
+    if export.returncode:
+        return "a kernel work tree differs from its series (make check-export)"
+    return ""
 
 
 def run_name(args, works):
@@ -333,7 +384,8 @@ def main(argv=None):
                         "64, 16, 2 and 1 nodes, one round")
     p.add_argument("--mem", default="2G", help="guest memory in all (default 2G)")
     p.add_argument("--cpus", default="2", help="vCPUs on node 0 (default 2)")
-    p.add_argument("--nodes", help="override: comma list of node counts")
+    p.add_argument("--nodes", help="override: comma list of topologies, node counts "
+                   "or presets (" + ", ".join(PRESETS) + ")")
     p.add_argument("--config", default="distro", choices=("distro", "small"),
                    help="distro (default): configs/guest.config with the allocator-relevant "
                    "options of Debian's own config on top (configs/distro*.config: JUMP_LABEL, "
@@ -380,14 +432,14 @@ def main(argv=None):
     if not args.icount and not args.quick and works != ["hog"]:
         plan["rounds"] = 1      # the hog beside the other workloads: one round
     if args.nodes:
-        plan["nodes"] = [int(n) for n in args.nodes.split(",")]
+        plan["nodes"] = args.nodes.split(",")
     if args.reps:
         plan["reps"] = args.reps
     if args.rounds:
         plan["rounds"] = args.rounds
     try:
         for n in plan["nodes"]:
-            Topology.even(n, args.mem, args.cpus, args.nodes_shift)   # refuse a bad one now
+            plan_topology(n, args.mem, args.cpus, args.nodes_shift)   # refuse a bad one now
     except TopologyError as e:
         p.error(f"topology: {e}")
 

@@ -24,18 +24,24 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADLINE = dict(pct=90, threads=2)
 VARIANT_NAMES = {("base", "n/a"): "base", ("patched", "off"): "off", ("patched", "on"): "on",
-                 ("patched", "placed"): "placed"}
+                 ("patched", "placed"): "placed", ("base", "placed"): "base placed"}
 
 
 def variant(rec):
     return VARIANT_NAMES[(rec["kernel"], rec["zlc"])]
 
 
+def where(rec):
+    """A record's topology: its label (runs with presets), else its node count."""
+    return rec.get("topology", rec["nodes"])
+
+
 def group(records):
-    """{(variant, nodes, pct, threads): [sys, ...]}"""
+    """{(variant, topology, pct, threads): [record, ...]}, the topology as
+    where() gives it."""
     out = {}
     for r in records:
-        out.setdefault((variant(r), r["nodes"], r["mem_pct"], r["threads"]), []).append(r)
+        out.setdefault((variant(r), where(r), r["mem_pct"], r["threads"]), []).append(r)
     return out
 
 
@@ -138,6 +144,196 @@ def headline(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"], field="s
             if vals:
                 out["spread"][key] = mmm(vals)
     return out
+
+
+# --- the reference: placed passes, measured to walk nothing ---------------------
+
+# A placed pass walked if more of its pages than this share came from
+# anywhere but the first zone of their preferred node (walked_pages()):
+# the kernel's own allocations beside the hog (kswapd, vmstat, page tables
+# of other tasks) may take a few.
+WALK_SHARE = 0.001
+PLACED_KINDS = ("placed", "base placed")
+
+
+def walked_pages(rec):
+    """Pages of a pass that did not come from the first zone its fault
+    looked at: numa_miss (off the preferred node), pgalloc_dma (a node's
+    lowest zone, which only a walk reaches), and zlc_skip (zones the cache
+    walked past; -1 without the cache).  None where the hog did not record
+    them."""
+    if rec.get("numa_miss") is None or rec.get("pgalloc_dma") is None:
+        return None
+    return rec["numa_miss"] + max(rec["pgalloc_dma"], 0) + max(rec.get("zlc_skip") or 0, 0)
+
+
+def walked(rec):
+    """Whether a pass walked: walked_pages() above WALK_SHARE of its pages
+    (or not recorded: then it cannot be shown not to have)."""
+    n = walked_pages(rec)
+    return n is None or n > WALK_SHARE * rec["mib"] * 256
+
+
+def local_share(rec):
+    """The share of a pass's pages on the allocating CPU's own node
+    (numa_local / (numa_local + numa_other)), or None."""
+    loc, other = rec.get("numa_local"), rec.get("numa_other")
+    if loc is None or other is None or loc < 0 or other < 0 or loc + other == 0:
+        return None
+    return loc / (loc + other)
+
+
+def pairs(a, b):
+    """The ratio of medians of a over b and its all-pairs range: every pass
+    of a over every pass of b, min..max.  The one convention of every
+    range in the reference report.  None without both."""
+    if not a or not b:
+        return None
+    return statistics.median(a) / statistics.median(b), min(a) / max(b), max(a) / min(b)
+
+
+def fmt_pairs(x):
+    return "n/a" if x is None else "%.3f (%.3f..%.3f)" % x
+
+
+REF_KINDS = ("base", "base placed", "off", "on", "placed")
+
+
+def reference(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"], field="real"):
+    """The reference report's figures, per topology at pct% and threads:
+    {topology: {"cost": {kind: [per GiB]}, "local": {kind: [share]},
+    "walked": {kind: [pages]}, "placed ok": {kind: bool}, ratios...}},
+    and "floor": the patched kernel's placed passes on one node."""
+    g = group(records)
+    tops = sorted({k[1] for k in g if k[2] == pct and k[3] == threads},
+                  key=lambda t: (int(str(t).rstrip("n")) if str(t).rstrip("n").isdigit()
+                                 else 1000, str(t)))
+    out = {}
+    for t in tops:
+        row = {"cost": {}, "local": {}, "walked": {}, "placed ok": {}}
+        for kind in REF_KINDS:
+            recs = g.get((kind, t, pct, threads), [])
+            if not recs:
+                continue
+            row["cost"][kind] = [per_gib(r, field) for r in recs]
+            row["local"][kind] = [x for x in map(local_share, recs) if x is not None]
+            row["walked"][kind] = [walked_pages(r) for r in recs]
+            if kind in PLACED_KINDS:
+                row["placed ok"][kind] = not any(walked(r) for r in recs)
+        out[t] = row
+    floor_top = next((t for t in tops if str(t) in ("1", "1n")), None)
+    floor = out.get(floor_top, {}).get("cost", {}).get("placed") if floor_top else None
+    floor_ok = floor_top and out[floor_top]["placed ok"].get("placed")
+    for t, row in out.items():
+        c = row["cost"]
+        ok = row["placed ok"]
+        row["on/placed"] = pairs(c.get("on"), c.get("placed")) if ok.get("placed") else None
+        row["off/base"] = pairs(c.get("off"), c.get("base"))
+        row["on/base"] = pairs(c.get("on"), c.get("base"))
+        row["on/off"] = pairs(c.get("on"), c.get("off"))
+        row["placed/base placed"] = pairs(c.get("placed"), c.get("base placed")) \
+            if ok.get("placed") and ok.get("base placed") else None
+        row["on/floor"] = pairs(c.get("on"), floor) if floor_ok else None
+        row["placed/floor"] = pairs(c.get("placed"), floor) \
+            if floor_ok and ok.get("placed") else None
+    return out
+
+
+def nospill(records, threads=HEADLINE["threads"], field="real"):
+    """Rows where no pass of base, off or on left its preferred node
+    (numa_miss 0): {(topology, pct): {ratio: pairs()}}."""
+    g = group(records)
+    out = {}
+    for t, p in sorted({(k[1], k[2]) for k in g if k[3] == threads}, key=str):
+        recs = {v: g.get((v, t, p, threads), []) for v in ("base", "off", "on")}
+        if not all(recs.values()) or any(r["numa_miss"] for v in recs.values() for r in v):
+            continue
+        c = {v: [per_gib(r, field) for r in rs] for v, rs in recs.items()}
+        out[(t, p)] = {"on/base": pairs(c["on"], c["base"]), "off/base": pairs(c["off"], c["base"]),
+                       "on/off": pairs(c["on"], c["off"])}
+    return out
+
+
+def balance(records):
+    """How balanced each boot's order of kinds was, per kernel: {kernel:
+    (positions, followers)}, where positions maps each kind to how often it
+    ran at each position of its repetition, and followers each ordered pair
+    (kind before, kind) to how often it occurred inside a repetition, over
+    all rows and boots."""
+    out = {}
+    for r in records:
+        if r.get("pos") is None:
+            continue
+        pos, fol = out.setdefault(r["kernel"], ({}, {}))
+        counts = pos.setdefault(r["zlc"], {})
+        counts[r["pos"]] = counts.get(r["pos"], 0) + 1
+        if r["pos"] > 0 and r.get("prev") not in (None, "-", r["zlc"]):
+            fol[(r["prev"], r["zlc"])] = fol.get((r["prev"], r["zlc"]), 0) + 1
+    return out
+
+
+def balance_line(records):
+    """One line per kernel: whether every kind ran in every position
+    equally often, and each kind after each other kind equally often."""
+    lines = []
+    for kernel, (pos, fol) in sorted(balance(records).items()):
+        npos = max((p for c in pos.values() for p in c), default=0) + 1
+        cells = {n for c in pos.values() for n in (c.get(p, 0) for p in range(npos))}
+        kinds = sorted(pos)
+        after = {fol.get((a, b), 0) for a in kinds for b in kinds if a != b}
+        lines.append(f"order, {kernel} kernel: " +
+                     ("every kind in every position equally often" if len(cells) == 1
+                      else "positions unbalanced: " + "; ".join(
+                          f"{k} " + ",".join(str(pos[k].get(p, 0)) for p in range(npos))
+                          for k in kinds)) +
+                     ("; each kind after each other equally often (inside a repetition)"
+                      if len(after) <= 1
+                      else "; followers unbalanced: " + ", ".join(
+                          f"{a}>{b} {fol.get((a, b), 0)}" for a in kinds for b in kinds
+                          if a != b)))
+    return "\n".join(lines) or "order: not recorded"
+
+
+def reference_text(records, field="real", pct=HEADLINE["pct"], threads=HEADLINE["threads"]):
+    """The reference report: per topology, each kind's cost per GiB and its
+    pages on the CPUs' own nodes, whether placed passes walked, and the
+    ratios with their all-pairs ranges; then the rows without spill."""
+    ref = reference(records, pct, threads, field)
+    unit = "Ginsn/GiB" if field == "real" else "sys s/GiB"
+    lines = [f"{unit} at {pct}% of memory, {threads} threads: median (min..max) over "
+             "every pass of every boot; local: pages on the allocating CPU's own node "
+             "(numa_local), median"]
+    for t, row in ref.items():
+        lines.append(f"  {t}:")
+        for kind in REF_KINDS:
+            if kind not in row["cost"]:
+                continue
+            c, loc, w = row["cost"][kind], row["local"][kind], row["walked"][kind]
+            walk = "" if kind not in PLACED_KINDS else (
+                "  walked nothing" if row["placed ok"][kind] else
+                "  WALKED: not a reference") + " (walked pages max %s)" % max(
+                    (x for x in w if x is not None), default="n/a")
+            lines.append("    %-12s %.4f (%.4f..%.4f)  local %s%s" % (
+                kind, statistics.median(c), min(c), max(c),
+                "%.2f%%" % (100 * statistics.median(loc)) if loc else "n/a", walk))
+        for key in ("on/placed", "on/floor", "placed/floor", "on/base", "off/base",
+                    "placed/base placed", "on/off"):
+            lines.append(f"    {key + ':':20s}{fmt_pairs(row[key])}")
+    lines.append(balance_line(records))
+    ns = nospill(records, threads, field)
+    lines.append("rows without spill (no pass of base, off or on missed its node):")
+    if not ns:
+        lines.append("  none")
+    for (t, p), r in ns.items():
+        lines.append(f"  {t} {p}%: " + ", ".join(f"{k} {fmt_pairs(v)}" for k, v in r.items()))
+    lines += ["(ratios: the medians' ratio, then min..max over all pairs of passes, every pass "
+              "of one kind over every pass of the other, all boots pooled;",
+              " placed: the cache off, each thread's memory preferred node by node to room "
+              "above the high watermarks, its own node first; a placed kind that walked",
+              f" (numa_miss + pgalloc_dma + zlc_skip above {WALK_SHARE:.1%} of a pass's pages) "
+              "is no reference and its ratios are n/a;",
+              " floor: the patched kernel's placed passes on one node)"]
+    return "\n".join(lines)
 
 
 def fmt_cell(c):
@@ -243,6 +439,8 @@ def plot(records, path, meta=None, pct=HEADLINE["pct"], threads=HEADLINE["thread
     field = "real" if meta.get("icount") else "sys"
     unit = "Ginsn per GiB" if field == "real" else "system s per GiB"
     g = group(records)
+    if any("topology" in r for r in records):
+        return reference_plot(records, path, meta, field, unit, pct, threads)
     nodes = sorted({r["nodes"] for r in records})
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     styles = {"base": ("tab:gray", "s", 1.5, 2), "off": ("tab:blue", "o", 1.5, 2),
@@ -278,6 +476,48 @@ def plot(records, path, meta=None, pct=HEADLINE["pct"], threads=HEADLINE["thread
                  f"{prov.get('kernel', '?')}, {meta.get('date', '?')}, "
                  f"{prov.get('host_cpu', '?')}", fontsize=9)
     ax.set_ylim(bottom=0)
+    save_plot(fig, ax, path)
+
+
+def reference_plot(records, path, meta, field, unit, pct, threads):
+    """Runs with topologies: each kind's cost per GiB on each topology, a
+    bar per kind (median, min-max whiskers); a placed kind that walked is
+    hatched."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ref = reference(records, pct, threads, field)
+    tops = list(ref)
+    colors = {"base": "tab:gray", "base placed": "silver", "off": "tab:blue",
+              "on": "tab:red", "placed": "tab:green"}
+    fig, ax = plt.subplots(figsize=(8.5, 4.8))
+    width = 0.8 / len(REF_KINDS)
+    for i, kind in enumerate(REF_KINDS):
+        xs, ys, lo, hi, hatch = [], [], [], [], []
+        for j, t in enumerate(tops):
+            c = ref[t]["cost"].get(kind)
+            if c:
+                med = statistics.median(c)
+                xs.append(j + (i - len(REF_KINDS) / 2 + 0.5) * width)
+                ys.append(med)
+                lo.append(med - min(c))
+                hi.append(max(c) - med)
+                hatch.append(kind in PLACED_KINDS and not ref[t]["placed ok"][kind])
+        if xs:
+            bars = ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, color=colors[kind],
+                          label=kind)
+            for b, h in zip(bars, hatch):
+                if h:
+                    b.set_hatch("//")
+    ax.set_xticks(range(len(tops)))
+    ax.set_xticklabels([str(t) for t in tops])
+    ax.set_xlabel("topology")
+    ax.set_ylabel(f"{unit} (median, min-max whiskers)")
+    prov = meta.get("provenance", {})
+    ax.set_title(f"memory hog, {pct}% of memory, {threads} threads, QEMU TCG"
+                 + (" -icount" if field == "real" else "") + " (hatched: placed that walked)\n"
+                 f"{prov.get('kernel', '?')}, {meta.get('date', '?')}", fontsize=9)
     save_plot(fig, ax, path)
 
 
@@ -340,9 +580,10 @@ def kswapd_line(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"]):
     zone wakes kswapd, which finds nothing to reclaim without swap and
     drops the boost.  Placed passes, which never stop at a watermark, wake
     it less, whatever the cache does.  -1 (the counter missing) is left out."""
-    g, most = group(records), max((r["nodes"] for r in records), default=None)
+    g = group(records)
+    most = where(max(records, key=lambda r: r["nodes"])) if records else None
     cells = []
-    for v in ("base", "off", "on", "placed"):
+    for v in ("base", "base placed", "off", "on", "placed"):
         runs = [r["pageoutrun"] for r in g.get((v, most, pct, threads), [])
                 if r.get("pageoutrun") is not None and r["pageoutrun"] >= 0]
         if runs:
@@ -356,7 +597,6 @@ def kswapd_line(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"]):
 def report_text(records, meta):
     """The table and the headline ratios of a run, under its provenance."""
     field = field_of(meta)
-    h = headline(records, field=field)
     prov = meta.get("provenance", {})
     lines = [f"run {meta.get('name', '?')}: {meta.get('date', '?')}, "
              f"{'instructions counted (QEMU -icount)' if field == 'real' else 'timed'}",
@@ -367,8 +607,24 @@ def report_text(records, meta):
              + (f", kernel command line + {meta['append']}" if meta.get("append") else ""),
              numa_balancing_line(records),
              ""]
+    if meta.get("provenance", {}).get("draft"):
+        lines.insert(0, f"DRAFT, not a run of record: {meta['provenance']['draft']}")
+    if any("topology" in r for r in records):
+        return "\n".join(lines) + "\n" + reference_text(records, field) + "\n" \
+            + kswapd_line(records), reference_summary(records, field)
+    h = headline(records, field=field)
     lines.append(icount_table(records) if field == "real" else table(records))
     return "\n".join(lines) + "\n\n" + headline_text(h) + "\n" + kswapd_line(records), h
+
+
+def reference_summary(records, field):
+    """run.json's headline for a run with topologies: each topology's
+    ratios (median, all-pairs min, max) and whether its placed kinds
+    walked nothing."""
+    out = {}
+    for t, row in reference(records, field=field).items():
+        out[str(t)] = {k: v for k, v in row.items() if k not in ("cost", "local", "walked")}
+    return out
 
 
 def write_run(run_dir, records, meta):

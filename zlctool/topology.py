@@ -9,6 +9,8 @@ A topology is one string, in one of two forms:
                        takes it, SIZE[,cpus=A[-B]]; then distances as its
                        --numa-distance takes them, I,J=D (both ways):
                        "6G,cpus=0-1/1G", "1G,cpus=0/1G,cpus=1/0,1=20"
+  PRESET               a machine that ships, scaled to the guest's 2 GiB
+                       and 2 vCPUs (PRESETS): "nps4", "cxl", "flex32"
 
 The command-line tools also take virtme-ng's own spelling, repeated
 --numa NODE and --numa-distance I,J=D options (see add_arguments()).
@@ -49,6 +51,42 @@ class TopologyError(ValueError):
     """A topology that QEMU or Linux would not take."""
 
 
+def _preset(nodes, cpu_nodes, distance):
+    """A preset's spec: NODES nodes of 2 GiB / NODES each, one vCPU on each
+    of cpu_nodes (in order), and distance(i, j) for every pair whose
+    distance is not QEMU's default 20."""
+    mib = 2048 // nodes
+    parts = [f"{mib}M" + (f",cpus={cpu_nodes.index(i)}" if i in cpu_nodes else "")
+             for i in range(nodes)]
+    dists = [f"{i},{j}={distance(i, j)}" for i in range(nodes) for j in range(i + 1, nodes)
+             if distance(i, j) != 20]
+    return "/".join(parts + dists)
+
+
+def _cxl_distance(i, j):
+    """cxl: sockets of nodes 0-1 and 2-3 (SNC: 12 within, 21 across); CPU-less
+    CXL expanders 4-5 behind the first socket, 6-7 behind the second."""
+    socket = lambda n: (n // 2) % 2         # 0,1,4,5 -> 0; 2,3,6,7 -> 1
+    cxl_i, cxl_j = i >= 4, j >= 4
+    if not cxl_i and not cxl_j:
+        return 12 if socket(i) == socket(j) else 21
+    if cxl_i and cxl_j:
+        return 60 if socket(i) == socket(j) else 80
+    return 50 if socket(i) == socket(j) else 70
+
+
+# Machines that ship, as the hog and the workloads measure them: each has
+# 2 GiB and 2 vCPUs, which a spilling load fills from the vCPUs' own nodes.
+PRESETS = {
+    # 2-socket AMD EPYC in NPS4: 4 nodes a socket, a vCPU on nodes 0 and 4.
+    "nps4": _preset(8, [0, 4], lambda i, j: 12 if i // 4 == j // 4 else 32),
+    # Xeon in SNC with CXL memory expanders as CPU-less nodes.
+    "cxl": _preset(8, [0, 2], _cxl_distance),
+    # A Superdome Flex-class machine: 32 sockets, vCPUs on nodes 0 and 16.
+    "flex32": _preset(32, [0, 16], lambda i, j: 20),
+}
+
+
 def parse_size_mib(text):
     """'2G', '512M', '1536' (MiB) -> MiB as an int."""
     m = re.fullmatch(r"\s*(\d+)\s*([MmGg]?)(?:i?[Bb])?\s*", str(text))
@@ -86,6 +124,7 @@ class Topology:
     mem_mib: tuple          # memory of each node, MiB
     cpus: tuple             # each node's (first, last) CPU, or None
     distances: tuple = ()   # ((i, j, d), ...), each applied both ways
+    preset: str = ""        # the PRESETS name it was made from, if any
 
     @property
     def nodes(self):
@@ -108,6 +147,9 @@ class Topology:
         the CPU count of the COUNT[:TOTAL] form, all on node 0; nodes_shift
         the kernel's CONFIG_NODES_SHIFT."""
         spec = str(spec).strip()
+        if spec in PRESETS:
+            topo = cls.parse(PRESETS[spec], cpus, nodes_shift)
+            return cls(topo.mem_mib, topo.cpus, topo.distances, spec)
         if not spec:
             raise TopologyError("empty topology: give a node count (4) or nodes (1G/1G)")
         m = re.fullmatch(r"(\d+)(?::(\S+))?", spec)
@@ -189,7 +231,10 @@ class Topology:
 
     def label(self):
         """A short name for file names and progress lines: 4n, 2n-4096M,
-        2n-6144M-1024M; -cpus and -dist mark CPUs beyond node 0 and distances."""
+        2n-6144M-1024M; -cpus and -dist mark CPUs beyond node 0 and distances;
+        a preset's name."""
+        if self.preset:
+            return self.preset
         if len(set(self.mem_mib)) == 1:
             name = f"{self.nodes}n" + ("" if self.total_mib == 2048 else f"-{self.total_mib}M")
         else:

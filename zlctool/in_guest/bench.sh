@@ -9,7 +9,8 @@
 # Each row is a fraction of MemAvailable when the guest starts, not of
 # MemTotal: in a 2 GiB guest 90% of MemTotal leaves the hog at the edge of
 # the OOM killer.  MODE is the hog's -m (compare on the patched kernel,
-# asis on the base one); rows at PLACED_PCT also run placed passes (-P).
+# asis on the base one); rows at PLACED_PCT also run placed passes (-P),
+# on either kernel.
 set -u
 : "${PCTS:?}" "${THREADS:?}" "${REPS:?}" "${MODE:?}"
 avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
@@ -23,7 +24,7 @@ for pct in $PCTS; do
 	for threads in $THREADS; do
 		echo "zlc-row pct=$pct threads=$threads"
 		placed=""
-		[ "$MODE" = compare ] && [ "$pct" = "${PLACED_PCT:-}" ] && placed=-P
+		[ "$pct" = "${PLACED_PCT:-}" ] && placed=-P
 		hints=$(hint_faults)
 		# shellcheck disable=SC2086 # $placed is one word or none
 		zonelist_cache_memhog -m "$MODE" $placed -f -s $((avail * pct / 100)) \
