@@ -361,3 +361,164 @@ def test_stress_failures_are_counted_in_the_variant_that_had_them():
     numa = next(line for line in workloads.stress_table(by["stress"]).splitlines()
                 if line.startswith("numa_2_verify"))
     assert numa.split()[-3:] == ["-", "3/1", "0/0"]
+
+
+def pf_console(variant, kind, tasks, per_task, local=900, other=100):
+    """The lines of one pagefault sample as workload.sh prints them."""
+    load = dict(load=f"pf-{kind}", tasks=tasks, mib=16, faults=int(sum(per_task)),
+                seconds=1.0, per_task=per_task, numa_local=local, numa_other=other,
+                numa_miss=other)
+    return [f"zlc-sample workload=pagefault variant={variant} kind={kind} tasks={tasks} "
+            "secs=1 hold_mib=1600",
+            "zlc-snap begin zlc_skip=5 uptime_ms=1000",
+            "zlc-numastat begin 0 numa_hit=10 numa_miss=0 numa_foreign=0 local_node=10 "
+            "other_node=0",
+            "zlc-numastat begin 1 numa_hit=0 numa_miss=0 numa_foreign=0 local_node=0 other_node=0",
+            "zlc-load " + json.dumps(load),
+            "zlc-snap end zlc_skip=9 uptime_ms=2100",
+            f"zlc-numastat end 0 numa_hit={10 + local} numa_miss=0 numa_foreign={other} "
+            f"local_node={10 + local} other_node=0",
+            f"zlc-numastat end 1 numa_hit=0 numa_miss={other} numa_foreign=0 local_node=0 "
+            f"other_node={other}",
+            "zlc-sample-end"]
+
+
+def pf_samples(topology="nps4", hold_pct=85, rates=None):
+    """Pagefault samples of one boot of each kernel: rates {variant: [per
+    task faults/s of each sample]} for anon with 1 task; file with 1 task
+    at half of them."""
+    rates = rates or dict(base=[100.0, 110.0], off=[90.0, 100.0], on=[120.0, 130.0])
+    out = []
+    for kernel, vs in (("base", ["base"]), ("patched", ["off", "on"])):
+        lines = [line for v in vs for i in range(len(rates[v])) for kind in ("anon", "file")
+                 for line in pf_console(v, kind, 1, [rates[v][i] / (1 if kind == "anon" else 2)],
+                                        local=900 if v != "on" else 950,
+                                        other=100 if v != "on" else 50)]
+        out += workloads.parse_console(lines, kernel, dict(nodes=8, icount=True,
+                                                            topology=topology, hold_pct=hold_pct))
+    return out
+
+
+def test_pagefault_console_gives_a_sample_per_variant_kind_and_task_count():
+    got = pf_samples()
+    assert [(s["variant"], s["kind"], s["tasks"]) for s in got[:4]] == [
+        ("base", "anon", 1), ("base", "file", 1), ("base", "anon", 1), ("base", "file", 1)]
+    s = got[0]
+    # The boot's topology and hold from run()'s extra, the rest from the guest.
+    assert s["topology"] == "nps4" and s["hold_pct"] == 85 and s["hold_mib"] == 1600
+    assert workloads.pf_load(s)["load"] == "pf-anon" and workloads.pf_rate(s) == 100.0
+    assert workloads.pf_local_pct(s) == 90.0
+    assert s["vmstat"]["zlc_skip"] == 4 and s["vmstat"]["uptime_ms"] == 1100
+    assert s["remote_pct"] == pytest.approx(10.0)
+    # Each sample's rate per task: the mean over its tasks.
+    two = workloads.parse_console(pf_console("on", "anon", 2, [10.0, 30.0]), "patched")
+    assert workloads.pf_rate(two[0]) == 20.0
+    assert workloads.pf_local_pct(dict(loads=[])) is None
+
+
+def test_pagefault_plans_boots_and_counts():
+    plan = workloads.PLANS["full"]["pagefault"]
+    boots = workloads.boots("pagefault", plan)
+    assert [b[3] for b in boots] == ["1n", "2n", "nps4", "cxl", "flex32", "64n"]
+    assert all(b[1] == workloads.guest.ICOUNT_ARGS and b[2] for b in boots)
+    assert boots[-1][0] == workloads.Topology.even(64, "2G", "2")
+    assert [workloads.hold_pct("pagefault", plan, b[3]) for b in boots] == [0, 0, 85, 85, 85, 85]
+    assert workloads.hold_pct("storm", workloads.PLANS["full"]["storm"], "16n") == 0
+    assert workloads.command("pagefault", "patched", plan, "1n") == \
+        "VARIANTS='off on on off' sh /scripts/workload.sh pagefault 64 4 0 '1 2'"
+    assert workloads.command("pagefault", "base", plan, "flex32") == \
+        "VARIANTS='base base' sh /scripts/workload.sh pagefault 64 4 85 '1 2'"
+    # Variants x kinds x task counts.
+    assert workloads.expected("pagefault", "patched", plan) == 4 * 2 * 2
+    assert workloads.expected("pagefault", "base", plan) == 2 * 2 * 2
+    quick = workloads.PLANS["quick"]["pagefault"]
+    (topo, _, icount, label), = workloads.boots("pagefault", quick)
+    assert icount and label == "nps4" and topo.nodes == 8
+    assert workloads.expected("pagefault", "patched", quick) == 2 * 2 * 1
+    assert workloads.command("pagefault", "patched", quick, "nps4") == \
+        "VARIANTS='off on' sh /scripts/workload.sh pagefault 16 1 85 '1'"
+    assert "pagefault" in workloads.NAMES and "pagefault" in workloads.TABLES
+
+
+def test_pagefault_table_gives_rates_ratios_against_base_and_locality():
+    s = pf_samples() + pf_samples("1n", 0)
+    table = workloads.pagefault_table(s)
+    lines = table.splitlines()
+    anon = next(l for l in lines if l.startswith("nps4 hold 85%/anon/1 "))
+    # Medians 105 (100..110), 95 (90..100), 125 (120..130); on/base 125/105
+    # with the range over every pair 120/110..130/100; off/base 95/105, 90/110..100/100.
+    assert anon.split()[3:] == ["105", "(100..110)", "95", "(90..100)", "125", "(120..130)",
+                                "1.190", "(1.091..1.300)", "0.905", "(0.818..1.000)"]
+    assert next(l for l in lines if l.startswith("nps4 hold 85%/file/1 ")).split()[3:5] == \
+        ["52", "(50..55)"]
+    # The boots without a hold say none.
+    assert any(l.startswith("1n/anon/1 ") for l in lines)
+    loc = [l for l in lines if l.startswith("nps4 hold 85%/anon/1 ")][1]
+    assert loc.split()[3:] == ["90.0", "90.0", "95.0"]
+    assert "nps4 remote_pct" in table and "1n remote_pct" in table
+    # Without base, the ratios are not there.
+    lines = workloads.pagefault_table([x for x in s if x["variant"] != "base"]).splitlines()
+    assert next(l for l in lines if l.startswith("1n/anon/1 ")).split()[-2:] == ["-", "-"]
+
+
+def test_pagefault_headline_figures_and_check():
+    s = pf_samples()
+    head = workloads.headline({"pagefault": s}).splitlines()
+    row = next(l for l in head if "nps4 anon, 1 tasks" in l)
+    assert [c.strip() for c in row.split("|")[3:7]] == [
+        "105 (100..110)", "95 (90..100)", "125 (120..130)", f"{125 / 95:.3f}"]
+    assert any(l.startswith("| pagefault | remote % (pooled)") for l in head)
+    figs = workloads.figures({"pagefault": s})
+    assert figs["pagefault nps4 file 1t faults/s/task"]["on"] == [60.0, 65.0]
+    assert workloads.check({"pagefault": s}, ["pagefault"]) == []
+    bad = json.loads(json.dumps(s))
+    workloads.pf_load(bad[3])["faults"] = 0
+    bad[4]["loads"] = []
+    problems = workloads.check({"pagefault": bad}, ["pagefault"])
+    assert problems == ["pagefault base base: no page faults",
+                        "pagefault patched off: no page faults"]
+
+
+def test_pagefault_writes_its_table_and_plot(tmp_path):
+    text = workloads.write(str(tmp_path), {"pagefault": pf_samples()}, {"name": "t"})
+    assert "faults per second of guest time per task" in text
+    assert (tmp_path / "pagefault.txt").read_text().startswith("pagefault:")
+    assert (tmp_path / "pagefault.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_pagefault_script_holds_memory_around_the_samples():
+    with open(os.path.join(workloads.TOP, "zlctool", "in_guest", "workload.sh")) as f:
+        script = f.read()
+    body = script[script.index("pagefault() {"):script.index("# stress: stress-ng")]
+    # The hold is ready before the warm-up, the warm-up before the first
+    # sample, and the hold ends after the last.
+    assert body.index("rm -f /tmp/hold.out") < body.index('zlcload hold "$hmib"') < \
+        body.index("zlc-hold-ready") < body.index('zlcload pf anon "$mib" 1 1') < \
+        body.index("sample pagefault") < body.index('kill -TERM "$hold"')
+    assert 'zlcload pf "$k" "$mib" "$secs" "$t"' in body
+    assert "| storm | pagefault)" in script
+
+
+def test_zlcload_pf_counts_every_page_it_wrote(zlcload, tmp_path):
+    for kind in ("anon", "file"):
+        path = str(tmp_path / "pf.file")
+        r = subprocess.run([zlcload, "pf", kind, "4", "0.1", "1", path], capture_output=True,
+                           text=True)
+        assert r.returncode == 0, r.stderr
+        p = load_line(r.stdout)
+        assert p["load"] == f"pf-{kind}" and p["tasks"] == 1 and p["mib"] == 4
+        # Whole loops of 4 MiB: 1024 pages each.
+        assert p["faults"] >= 1024 and p["faults"] % 1024 == 0
+        assert p["seconds"] >= 0.1 and len(p["per_task"]) == 1
+        assert p["per_task"][0] == pytest.approx(p["faults"] / p["seconds"], rel=0.02)
+        assert {"numa_local", "numa_other", "numa_miss"} <= set(p)
+        # The file goes when the run ends.
+        assert not os.path.exists(path)
+    r = subprocess.run([zlcload, "pf", "huge", "4", "1", "1"], capture_output=True, text=True)
+    assert r.returncode == 2 and "usage" in r.stderr
+    r = subprocess.run([zlcload, "pf", "anon", "4", "1", str(len(os.sched_getaffinity(0)) + 1)],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "CPUs allowed" in r.stderr
+    r = subprocess.run([zlcload, "pf", "file", "4", "1", "1", str(tmp_path / "no" / "f")],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "open" in r.stderr

@@ -360,7 +360,8 @@ BENCH_APPEND = "nokaslr"
 def run_workloads(works, kernels, hog, name, plans, t0, append=BENCH_APPEND):
     """The workloads beside the hog (zlctool/workloads.py): {work: samples}."""
     zlcload = workloads.build_zlcload()
-    steps = sum(len(workloads.boots(w, plans[w])) * len(kernels) for w in works)
+    steps = sum(len(workloads.boots(w, plans[w])) * len(kernels) * plans[w].get("boots", 1)
+                for w in works)
     progress = guest.Progress("bench", steps)
     out = {}
     for work in works:

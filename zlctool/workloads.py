@@ -1,4 +1,5 @@
-"""make bench's workloads beside the hog: stutter, churn, busy and stress.
+"""make bench's workloads beside the hog: stutter, churn, busy, stress, storm
+and pagefault.
 
 The workloads that removed the cache in Linux 4.4 were not a memory hog
 but mixed loads with reclaim, THP and frees.  Each workload here boots the
@@ -38,6 +39,19 @@ the /proc/vmstat deltas and every node's numastat deltas:
            hog runs out of memory in the fourth sample, unpatched too.
            Counted with QEMU -icount, which runs the vCPUs one at a time:
            it counts wipes and instructions, not cache-line contention.
+  pagefault  page fault churn in the shapes of the kernel test robot's
+           will-it-scale page_fault1 and page_fault2: each task, pinned
+           to a CPU of its own, maps anonymous memory (anon) or a private
+           mapping of a file in the page cache (file: every write a COW
+           fault that allocates an anonymous page), writes a word into
+           every 4 KiB page, unmaps it, over and over (zlcload pf), with
+           1 and 2 tasks, on 1 and 2 nodes with room to spare and on the
+           presets nps4, cxl, flex32 and 64 nodes with a hog holding 85%
+           of the memory available, idle, so that the faults spill off
+           the CPUs' own nodes.  Faults per second of guest time per task
+           and the pages on the CPUs' own nodes (/proc/vmstat numa_local
+           against numa_other).  Counted with QEMU -icount: per
+           instruction, not per second of the host.
 
 Each sample's locality: numa_hit, numa_miss, numa_foreign, local_node and
 other_node summed over the nodes, and remote% = other_node / (local_node +
@@ -58,7 +72,7 @@ from . import guest, report
 from .topology import Topology
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-NAMES = ("stutter", "churn", "busy", "stress", "storm")
+NAMES = ("stutter", "churn", "busy", "stress", "storm", "pagefault")
 HOG = "zonelist_cache_memhog"
 
 # Stressors: one stress-ng command line each ('make bench' runs them all).
@@ -82,6 +96,11 @@ PLANS = {
         stress=dict(secs=8, stressors=STRESSORS, patched="off on on off", base="base base"),
         storm=dict(secs=4, hog_pct=80, churn_mib=4, rounds=3, patched="off on on off",
                    base="base base"),
+        # (topology, HOLD_PCT): room on the CPUs' own nodes, then spilling.
+        pagefault=dict(secs=4, mib=64, tasks=[1, 2], boots=2,
+                       topologies=[("1", 0), ("2", 0), ("nps4", 85), ("cxl", 85),
+                                   ("flex32", 85), ("64", 85)],
+                       patched="off on on off", base="base base"),
     ),
     "quick": dict(
         stutter=dict(secs=10, hog_pct=105, file_pct=125, patched="off on", base="base"),
@@ -90,6 +109,8 @@ PLANS = {
         stress=dict(secs=3, stressors=[STRESSORS[0], STRESSORS[3], STRESSORS[4],
                                        STRESSORS[5]], patched="off on", base="base"),
         storm=dict(secs=2, hog_pct=80, churn_mib=4, patched="off on", base="base"),
+        pagefault=dict(secs=1, mib=16, tasks=[1], topologies=[("nps4", 85)],
+                       patched="off on", base="base"),
     ),
 }
 
@@ -277,7 +298,17 @@ def variants(kernel, plan):
                     for r in range(plan.get("rounds", 1)))
 
 
-def command(work, kernel, plan):
+def hold_pct(work, plan, label):
+    """The HOLD_PCT of one of a workload's boots (its label): pagefault's
+    plan pairs each topology with one; 0 for the other workloads."""
+    if work != "pagefault":
+        return 0
+    return next(h for t, h in plan["topologies"] if Topology.parse(t).label() == label)
+
+
+def command(work, kernel, plan, label=None):
+    """The guest's command for a workload on one kernel; label: the boot's
+    (boots()), for pagefault's HOLD_PCT."""
     v = variants(kernel, plan)
     if work == "stutter":
         args = f"{plan['secs']} {plan['hog_pct']}"
@@ -287,6 +318,9 @@ def command(work, kernel, plan):
         args = f"{plan['pct']} '{' '.join(map(str, plan['threads']))}'"
     elif work == "storm":
         args = f"{plan['secs']} {plan['hog_pct']} {plan['churn_mib']}"
+    elif work == "pagefault":
+        args = (f"{plan['mib']} {plan['secs']} {hold_pct(work, plan, label)} "
+                f"'{' '.join(map(str, plan['tasks']))}'")
     else:
         args = f"{plan['secs']} '{';'.join(plan['stressors'])}'"
     return f"VARIANTS='{v}' sh /scripts/workload.sh {work} {args}"
@@ -295,13 +329,17 @@ def command(work, kernel, plan):
 def expected(work, kernel, plan):
     n = len(variants(kernel, plan).split())
     return n * {"stutter": 1, "churn": 2, "busy": len(plan.get("threads", [])),
-                "stress": len(plan.get("stressors", [])), "storm": 1}[work]
+                "stress": len(plan.get("stressors", [])), "storm": 1,
+                "pagefault": 2 * len(plan.get("tasks", []))}[work]
 
 
 def boots(work, plan):
     """[(Topology, extra QEMU args, icount, label)] of a workload."""
     if work == "churn":
         return [(Topology.even(n, "2G", "2"), [], False, f"{n}n") for n in plan["nodes"]]
+    if work == "pagefault":
+        return [(t, list(guest.ICOUNT_ARGS), True, t.label())
+                for t in (Topology.parse(name) for name, _ in plan["topologies"])]
     topo = Topology.parse(TOPOLOGY[work])
     if work == "stutter":
         return [(topo, stutter_disks(topo.total_mib // topo.nodes, plan["file_pct"]), False,
@@ -321,13 +359,19 @@ def run(work, kernels, plan, name, hog, zlcload, progress, append=""):
     if work == "stress":
         files = stress_ng()
     samples = []
+    # boots: each kernel booted that many times per topology, the kernels'
+    # order reversed each time (ABBA), so that a boot's own offset shows.
+    order = [(b, k) for b in range(plan.get("boots", 1))
+             for k in (list(kernels) if b % 2 == 0 else list(kernels)[::-1])]
     for topo, extra, icount, label in boots(work, plan):
-        for kernel in kernels:
-            what = f"{work}, {kernel} kernel, {topo.describe()}"
+        for boot, kernel in order:
+            what = f"{work}, {kernel} kernel, {topo.describe()}" + \
+                (f", boot {boot + 1}" if len(order) > len(kernels) else "")
             progress.start(what)
-            res = guest.run(kernels[kernel], topo, command(work, kernel, plan),
+            res = guest.run(kernels[kernel], topo, command(work, kernel, plan, label),
                             binaries=binaries, copies=files, timeout=5400,
-                            stage=f"bench-{name}", name=f"{work}-{kernel}-{label}",
+                            stage=f"bench-{name}",
+                            name=f"{work}-{kernel}-{label}" + (f"-b{boot + 1}" if boot else ""),
                             extra=extra, quiet=True, append=append,
                             on_line=lambda l: l.startswith("zlc-sample ") and
                             print(f"[bench] {work} {kernel} {label}: {l[11:]}", flush=True))
@@ -335,7 +379,10 @@ def run(work, kernels, plan, name, hog, zlcload, progress, append=""):
             if res.status != 0:
                 raise guest.GuestError(f"{what}: the workload failed (exit {res.status}); "
                                        f"log: {log}")
-            got = parse_console(res.lines, kernel, dict(nodes=topo.nodes, icount=icount))
+            keys = dict(nodes=topo.nodes, icount=icount, boot=boot)
+            if work == "pagefault":
+                keys.update(topology=label, hold_pct=hold_pct(work, plan, label))
+            got = parse_console(res.lines, kernel, keys)
             if len(got) != expected(work, kernel, plan):
                 raise guest.GuestError(f"{what}: expected {expected(work, kernel, plan)} "
                                        f"samples, got {len(got)}; log: {log}")
@@ -617,8 +664,77 @@ def storm_table(samples):
     return "\n".join(lines)
 
 
+def pf_load(s):
+    """The zlcload pf line of a pagefault sample, or None."""
+    return next((l for l in s["loads"] if l["load"].startswith("pf-")), None)
+
+
+def pf_rate(s):
+    """Faults per second of guest time per task of a pagefault sample: the
+    mean over its tasks (under -icount, per instruction)."""
+    l = pf_load(s)
+    return sum(l["per_task"]) / len(l["per_task"]) if l and l["per_task"] else None
+
+
+def pf_local_pct(s):
+    """% of the pages a pagefault sample allocated on the node of the CPU
+    that asked: numa_local / (numa_local + numa_other) over its run."""
+    l = pf_load(s)
+    placed = l and l["numa_local"] + l["numa_other"]
+    return 100.0 * l["numa_local"] / placed if placed else None
+
+
+def pf_keys(samples):
+    """[{topology, hold_pct, kind, tasks}] of some pagefault samples, the
+    topologies in the order they ran."""
+    topos = list(dict.fromkeys((s["topology"], s["hold_pct"]) for s in samples))
+    return [dict(topology=t, hold_pct=h, kind=k, tasks=n) for t, h in topos
+            for k in ("anon", "file") for n in sorted({s["tasks"] for s in samples})
+            if pick(samples, topology=t, kind=k, tasks=n)]
+
+
+def pagefault_table(samples):
+    """Faults per second per task (median, min..max over samples), the
+    ratios of the medians against base with the range over every pair of
+    samples, and the pages on the CPUs' own nodes."""
+    def ratio_range(a, b):
+        r = ratio(mmm(a), mmm(b))
+        if r is None or not min(b):
+            return "-"
+        return f"{r:.3f} ({min(a) / max(b):.3f}..{max(a) / min(b):.3f})"
+
+    def name(k):
+        return (f"{k['topology']}{' hold ' + str(k['hold_pct']) + '%' if k['hold_pct'] else ''}"
+                f"/{k['kind']}/{k['tasks']}")
+
+    keys = pf_keys(samples)
+    lines = ["pagefault: faults per second of guest time per task, median (min..max) over "
+             "samples (QEMU -icount: per instruction);",
+             "on/base and off/base: the medians' ratio (the range over every pair of samples)",
+             f"{'topology/kind/tasks':28s}" + "".join(f"{v:>26s}" for v in VARIANTS)
+             + f"{'on/base':>24s}{'off/base':>24s}"]
+    for k in keys:
+        rates = {v: [x for x in (pf_rate(s) for s in pick(samples, variant=v, **k))
+                     if x is not None] for v in VARIANTS}
+        lines.append(f"{name(k):28s}" + "".join(f"{fmt(mmm(rates[v]), 0):>26s}" for v in VARIANTS)
+                     + f"{ratio_range(rates['on'], rates['base']):>24s}"
+                     + f"{ratio_range(rates['off'], rates['base']):>24s}")
+    lines += ["", "pagefault: % of the pages on the CPUs' own nodes, numa_local / (numa_local + "
+              "numa_other) over each run, median (min..max)",
+              f"{'topology/kind/tasks':28s}" + "".join(f"{v:>26s}" for v in VARIANTS)]
+    for k in keys:
+        lines.append(f"{name(k):28s}" + "".join(
+            f"{fmt(mmm([pf_local_pct(s) for s in pick(samples, variant=v, **k)]), 1):>26s}"
+            for v in VARIANTS))
+    lines.append("")
+    lines.append(locality_rows(samples, [dict(topology=t) for t in
+                                         dict.fromkeys(k["topology"] for k in keys)],
+                               lambda k: k["topology"]))
+    return "\n".join(lines)
+
+
 TABLES = dict(stutter=stutter_table, churn=churn_table, busy=busy_table, stress=stress_table,
-              storm=storm_table)
+              storm=storm_table, pagefault=pagefault_table)
 
 
 def stutter_plot(samples, path, title):
@@ -672,7 +788,8 @@ def bars_plot(groups, path, ylabel, title):
 
 def workload_plot(work, samples, path, title):
     """The plot of a workload other than stutter: its headline figure by
-    variant (churn, busy) or each stressor's ops/s relative to cache off."""
+    variant (churn, busy), each stressor's ops/s relative to cache off, or
+    pagefault's faults per second per task relative to base."""
     def by_variant(ss, fn):
         return {v: [x for x in (fn(s) for s in pick(ss, variant=v)) if x is not None]
                 for v in VARIANTS}
@@ -702,6 +819,16 @@ def workload_plot(work, samples, path, title):
         groups = [("recoveries/s", by_variant(samples, storm_per_s("zlc_recover"))),
                   ("recovery wipes/s", by_variant(samples, storm_per_s("zlc_wipe_recovery")))]
         bars_plot(groups, path, "per guest second", title)
+    elif work == "pagefault":
+        groups = []
+        for k in pf_keys(samples):
+            ss = pick(samples, **k)
+            ref = mmm([pf_rate(x) for x in pick(ss, variant="base")]) or \
+                mmm([pf_rate(x) for x in pick(ss, variant="off")])
+            if ref and ref[0]:
+                groups.append((f"{k['topology']}\n{k['kind']} {k['tasks']}t",
+                               by_variant(ss, lambda x: pf_rate(x) / ref[0])))
+        bars_plot(groups, path, "faults/s per task relative to base (else off)", title)
 
 
 def stressor_label(name):
@@ -793,6 +920,13 @@ def headline(samples_by_work, hog_records=None, hog_field="sys"):
         row("storm", "guest us/churned page", lambda v: [
             storm_us_per_page(x) for x in pick(s, variant=v)], 3)
         remote("storm", s)
+    s = samples_by_work.get("pagefault")
+    if s:
+        t = max(x["tasks"] for x in s)
+        for k in pf_keys(pick(s, tasks=t)):
+            row("pagefault", f"{k['topology']} {k['kind']}, {t} tasks, faults/s/task",
+                lambda v, k=k: [pf_rate(x) for x in pick(s, variant=v, **k)], 0)
+        remote("pagefault", s)
     out = ["| workload | figure | base | off | on | on/off |", "|---|---|---|---|---|---|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(out)
@@ -852,6 +986,8 @@ def check(samples_by_work, works):
                 problems.append(f"{what}: the probe made no samples")
             if work in ("churn", "busy") and not s.get("mib"):
                 problems.append(f"{what}: the hog reported no pass")
+            if work == "pagefault" and not (pf_load(s) and pf_load(s)["faults"] > 0):
+                problems.append(f"{what}: no page faults")
             if work == "churn" and wipes_disagree(s):
                 problems.append(f"{what}: {wipes_disagree(s)}")
             if work == "stress":
@@ -941,6 +1077,10 @@ def figures(by):
     s = by.get("storm") or []
     add("storm recoveries/s", s, storm_per_s("zlc_recover"))
     add("storm us/churned page", s, storm_us_per_page)
+    s = by.get("pagefault") or []
+    for k in pf_keys(s):
+        add(f"pagefault {k['topology']} {k['kind']} {k['tasks']}t faults/s/task",
+            pick(s, **k), pf_rate)
     for work in NAMES:
         add(f"{work} remote %", by.get(work) or [], lambda x: x["remote_pct"])
     return out

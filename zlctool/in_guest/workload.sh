@@ -17,6 +17,7 @@
 #   workload.sh busy PCT "THREADS..."
 #   workload.sh stress SECONDS "STRESSOR ARGS;..."
 #   workload.sh storm SECONDS HOG_PCT CHURN_MIB
+#   workload.sh pagefault MIB SECONDS HOLD_PCT "TASKS..."
 set -u
 
 # Wipes of the zonelist cache's marks by cause, "zlc_wipe_CAUSE=N ...",
@@ -208,6 +209,44 @@ storm() {
 	done
 }
 
+# pagefault: page fault churn, for each kind and task count: TASKS
+# processes, task i on CPU i, each mapping MIB, writing a word into every
+# page and unmapping it, in a loop, for SECONDS (zlcload pf): anonymous
+# memory (anon), or a private mapping of a file in the page cache, every
+# write a COW fault (file).  With HOLD_PCT > 0 a hog holds that much of
+# the memory available, idle, through all the samples, so that the
+# faults spill off the CPUs' own nodes.
+pagefault() {
+	mib=$1 secs=$2 pct=$3 tasks=$4
+	hold="" hmib=0
+	if [ "$pct" -gt 0 ]; then
+		hmib=$(($(avail_mib) * pct / 100))
+		rm -f /tmp/hold.out
+		zlcload hold "$hmib" > /tmp/hold.out &
+		hold=$!
+		until grep -qs '^zlc-hold-ready' /tmp/hold.out; do
+			kill -0 "$hold" 2> /dev/null ||
+				{ echo "workload.sh: pagefault: the hold failed" >&2; exit 1; }
+			sleep 0.1
+		done
+	fi
+	# Once, not recorded: the first faults of a boot.
+	zlcload pf anon "$mib" 1 1 > /dev/null ||
+		{ echo "workload.sh: pagefault: the warm-up failed" >&2; exit 1; }
+	for v in $VARIANTS; do
+		for k in anon file; do
+			for t in $tasks; do
+				sample pagefault "$v" kind="$k" tasks="$t" secs="$secs" hold_mib="$hmib" -- \
+					zlcload pf "$k" "$mib" "$secs" "$t"
+			done
+		done
+	done
+	if [ -n "$hold" ]; then
+		kill -TERM "$hold"
+		wait "$hold" || { echo "workload.sh: pagefault: the hold failed" >&2; exit 1; }
+	fi
+}
+
 # stress: stress-ng, one stressor line at a time, each with --verify
 # where the stressor has it; its YAML metrics and exit status printed.
 stress_one() {
@@ -241,7 +280,7 @@ stress() {
 work=$1
 shift
 case $work in
-stutter | churn | busy | stress | storm)
+stutter | churn | busy | stress | storm | pagefault)
 	# With one CPU a node, 7.3's per-cpu list tuning lets every CPU keep
 	# up to an eighth of each zone: what the warm-up frees stays there in
 	# amounts that differ from boot to boot, and the storm's churners grow

@@ -23,6 +23,20 @@
  *                                 when all have, each counts where its own
  *                                 pages are (one page every 64 KiB) and
  *                                 prints a line, with its CPU's node
+ *   zlcload pf anon|file MIB SECONDS TASKS [FILE]
+ *                                 TASKS processes, task i on the i-th CPU
+ *                                 it may run on, each mapping MIB with
+ *                                 MADV_NOHUGEPAGE, writing a word into
+ *                                 every 4 KiB page and unmapping it, in a
+ *                                 loop, for SECONDS: anonymous memory
+ *                                 (anon), or a private mapping of FILE
+ *                                 (default /tmp/zlcload-pf), which it
+ *                                 writes first so that its pages are in
+ *                                 the page cache and every write is a COW
+ *                                 fault (file); faults per second of each
+ *                                 task, and /proc/vmstat's numa_local,
+ *                                 numa_other and numa_miss over the run
+ *                                 instead of move_pages()
  *
  * Each prints one line when it is done (fill: one a thread): "zlc-load
  * {json}" with what it measured and where its pages were, counted per node
@@ -34,6 +48,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -42,6 +57,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -351,10 +367,147 @@ static int fill(size_t bytes, int threads)
 	return 0;
 }
 
+struct pf_result {
+	long faults;
+	double seconds;
+};
+
+/* /proc/vmstat's counter KEY, or 0 when it has none (a kernel without NUMA). */
+static long counter(const char *key)
+{
+	FILE *f = fopen("/proc/vmstat", "r");
+	char name[64];
+	long value;
+
+	if (!f)
+		die("/proc/vmstat");
+	while (fscanf(f, "%63s %ld", name, &value) == 2) {
+		if (!strcmp(name, key)) {
+			fclose(f);
+			return value;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The file of pf file: BYTES written at PATH, all of it in the page cache. */
+static int pf_file(const char *path, size_t bytes)
+{
+	static char buf[1 << 16];
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	size_t off;
+
+	if (fd < 0)
+		die("open");
+	memset(buf, 0x5a, sizeof(buf));
+	for (off = 0; off < bytes; off += sizeof(buf))
+		if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			die("write");
+	return fd;
+}
+
+/* One task of pf: map, write a word into every page, unmap, for SECONDS. */
+static void pf_one(int fd, size_t bytes, double seconds, struct pf_result *r)
+{
+	int flags = fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_PRIVATE;
+	double t0 = now();
+
+	while (now() - t0 < seconds) {
+		char *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, fd, 0);
+
+		if (mem == MAP_FAILED)
+			die("mmap");
+		if (madvise(mem, bytes, MADV_NOHUGEPAGE))
+			die("madvise");
+		touch(mem, bytes, r->faults);
+		if (munmap(mem, bytes))
+			die("munmap");
+		r->faults += bytes / PAGE;
+	}
+	r->seconds = now() - t0;
+}
+
+static int pagefault(const char *kind, size_t bytes, double seconds, int tasks,
+		     const char *path)
+{
+	static const char * const keys[] = { "numa_local", "numa_other", "numa_miss" };
+	long before[3], faults = 0;
+	struct pf_result *r;
+	cpu_set_t allowed;
+	int i, cpu = -1, fd = -1, failed = 0;
+	double longest = 0;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		die("sched_getaffinity");
+	if (tasks > CPU_COUNT(&allowed)) {
+		fprintf(stderr, "zlcload: %d tasks, %d CPUs allowed\n", tasks,
+			CPU_COUNT(&allowed));
+		return 1;
+	}
+	/* Where the tasks leave what they counted. */
+	r = mmap(NULL, tasks * sizeof(*r), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		die("mmap");
+	if (!strcmp(kind, "file"))
+		fd = pf_file(path, bytes);
+	for (i = 0; i < 3; i++)
+		before[i] = counter(keys[i]);
+	for (i = 0; i < tasks; i++) {
+		pid_t pid;
+
+		while (!CPU_ISSET(++cpu, &allowed))
+			;
+		pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (!pid) {
+			pin(cpu);
+			pf_one(fd, bytes, seconds, &r[i]);
+			_exit(0);
+		}
+	}
+	for (i = 0; i < tasks; i++) {
+		int status;
+
+		if (wait(&status) < 0)
+			die("wait");
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			failed = 1;
+	}
+	for (i = 0; i < 3; i++)
+		before[i] = counter(keys[i]) - before[i];
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	if (failed) {
+		fprintf(stderr, "zlcload: a pf task failed\n");
+		return 1;
+	}
+	for (i = 0; i < tasks; i++) {
+		faults += r[i].faults;
+		if (r[i].seconds > longest)
+			longest = r[i].seconds;
+	}
+	printf("zlc-load {\"load\": \"pf-%s\", \"tasks\": %d, \"mib\": %zu, ",
+	       kind, tasks, bytes >> 20);
+	printf("\"faults\": %ld, \"seconds\": %.3f, \"per_task\": [", faults, longest);
+	for (i = 0; i < tasks; i++)
+		printf("%s%.1f", i ? ", " : "",
+		       r[i].seconds > 0 ? r[i].faults / r[i].seconds : 0.0);
+	printf("], \"numa_local\": %ld, \"numa_other\": %ld, \"numa_miss\": %ld}\n",
+	       before[0], before[1], before[2]);
+	munmap(r, tasks * sizeof(*r));
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: zlcload probe SECONDS CPU | hog MIB SECONDS | hold MIB | "
 		"churn MIB NODE SECONDS | fill MIB THREADS\n");
+	fprintf(stderr, "       zlcload pf anon|file MIB SECONDS TASKS [FILE]\n");
 	exit(2);
 }
 
@@ -380,6 +533,15 @@ int main(int argc, char **argv)
 		if (threads < 1 || threads > CPU_SETSIZE)
 			usage();
 		return fill(strtoul(argv[2], NULL, 0) << 20, threads);
+	}
+	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "pf")) {
+		int tasks = atoi(argv[5]);
+
+		if ((strcmp(argv[2], "anon") && strcmp(argv[2], "file")) ||
+		    tasks < 1 || tasks > CPU_SETSIZE)
+			usage();
+		return pagefault(argv[2], strtoul(argv[3], NULL, 0) << 20, atof(argv[4]),
+				 tasks, argc == 7 ? argv[6] : "/tmp/zlcload-pf");
 	}
 	usage();
 	return 2;
