@@ -285,3 +285,14 @@ def test_kswapd_runs_per_pass_reach_the_report_per_kind():
                               "patched", 64)
     assert old[0]["pageoutrun"] is None
     assert report.kswapd_line(old).endswith("not recorded")
+
+
+def test_make_command_gives_the_run_again():
+    import argparse
+    args = argparse.Namespace(quick=False, icount=True, hw=False, workloads="hog", rounds=None,
+                              reps=6, nodes="1,nps4", mem="2G",
+                              append="numa_balancing=disable", config="distro")
+    assert bench.make_command(args, "r") == ("make bench NAME=r ICOUNT=1 WORKLOADS=hog REPS=6 "
+                                             "BENCH_NODES=1,nps4 APPEND=numa_balancing=disable")
+    args.append, args.config = "a b", "small"
+    assert bench.make_command(args, "r").endswith("APPEND='a b' CONFIG=small")

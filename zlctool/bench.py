@@ -328,6 +328,23 @@ def draft_reason():
     return ""
 
 
+def make_command(args, name):
+    """The one make command that runs this run again: the Makefile's
+    variables for the options given."""
+    words = ["make", "bench", f"NAME={name}"]
+    for flag, var in (("quick", "QUICK"), ("icount", "ICOUNT"), ("hw", "HW")):
+        if getattr(args, flag):
+            words.append(f"{var}=1")
+    for opt, var in (("workloads", "WORKLOADS"), ("rounds", "ROUNDS"), ("reps", "REPS"),
+                     ("nodes", "BENCH_NODES"), ("mem", "MEM"), ("append", "APPEND")):
+        value = getattr(args, opt)
+        if value and not (opt == "mem" and value == "2G"):
+            words.append(f"{var}='{value}'" if " " in str(value) else f"{var}={value}")
+    if args.config != "distro":
+        words.append(f"CONFIG={args.config}")
+    return " ".join(words)
+
+
 def run_name(args, works):
     kind = "hog" if works == ["hog"] else "bench"
     return args.name or (kind + ("-icount-" if args.icount else "-quick-" if args.quick else "-")
@@ -478,7 +495,7 @@ def main(argv=None):
                 nodes_shift=args.nodes_shift, workloads=works,
                 config=None if args.hw else " ".join(config_fragments(args)[0]),
                 append="" if args.hw else append,
-                hw=args.hw, icount=args.icount, date=date,
+                hw=args.hw, icount=args.icount, date=date, command=make_command(args, name),
                 seconds=round(time.monotonic() - t0), provenance=provenance(kernel_dir))
     if records:
         print("\n" + report.write_run(run_dir, records, meta) + "\n")

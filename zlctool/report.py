@@ -607,6 +607,8 @@ def report_text(records, meta):
              + (f", kernel command line + {meta['append']}" if meta.get("append") else ""),
              numa_balancing_line(records),
              ""]
+    if meta.get("command"):
+        lines.insert(1, f"  again: {meta['command']}")
     if meta.get("provenance", {}).get("draft"):
         lines.insert(0, f"DRAFT, not a run of record: {meta['provenance']['draft']}")
     if any("topology" in r for r in records):
