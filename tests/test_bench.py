@@ -290,9 +290,18 @@ def test_kswapd_runs_per_pass_reach_the_report_per_kind():
 def test_make_command_gives_the_run_again():
     import argparse
     args = argparse.Namespace(quick=False, icount=True, hw=False, workloads="hog", rounds=None,
-                              reps=6, nodes="1,nps4", mem="2G",
+                              reps=6, nodes="1,nps4", mem="2G", boots=None, variants=None,
                               append="numa_balancing=disable", config="distro")
     assert bench.make_command(args, "r") == ("make bench NAME=r ICOUNT=1 WORKLOADS=hog REPS=6 "
                                              "BENCH_NODES=1,nps4 APPEND=numa_balancing=disable")
     args.append, args.config = "a b", "small"
     assert bench.make_command(args, "r").endswith("APPEND='a b' CONFIG=small")
+
+
+def test_workload_plans_take_boots_and_variants():
+    plans = bench.workload_plans(False, boots=2, variants="off off")
+    assert plans["stutter"]["boots"] == 2 and plans["stutter"]["patched"] == "off off"
+    assert plans["stutter"]["base"] == "base base"
+    plans = bench.workload_plans(False)
+    assert plans["stutter"]["boots"] == 1 and plans["pagefault"]["boots"] == 2
+    assert plans["stutter"]["patched"] == "off on on off"

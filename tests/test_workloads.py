@@ -522,3 +522,19 @@ def test_zlcload_pf_counts_every_page_it_wrote(zlcload, tmp_path):
     r = subprocess.run([zlcload, "pf", "file", "4", "1", "1", str(tmp_path / "no" / "f")],
                        capture_output=True, text=True)
     assert r.returncode == 1 and "open" in r.stderr
+
+
+def test_stutter_table_gives_direct_reclaim_by_boot():
+    """With two boots of a kernel (BOOTS=2) the stutter table lists each
+    boot's allocstall_movable per sample, so that a boot's offset shows."""
+    base = samples("churn", nodes=16)[0]
+    ss = []
+    for boot, variant, stalls in ((0, "base", 10), (1, "base", 12), (0, "off", 30),
+                                  (1, "off", 11)):
+        s = json.loads(json.dumps(base))
+        s.update(variant=variant, boot=boot, loads=[])
+        s["vmstat"]["allocstall_movable"] = stalls
+        ss.append(s)
+    text = workloads.stutter_table(ss)
+    assert "base  boot 2: 12" in text and "off   boot 1: 30" in text
+    assert "by boot" not in workloads.stutter_table([s for s in ss if s["boot"] == 0])

@@ -336,6 +336,7 @@ def make_command(args, name):
         if getattr(args, flag):
             words.append(f"{var}=1")
     for opt, var in (("workloads", "WORKLOADS"), ("rounds", "ROUNDS"), ("reps", "REPS"),
+                     ("boots", "BOOTS"), ("variants", "VARIANTS"),
                      ("nodes", "BENCH_NODES"), ("mem", "MEM"), ("append", "APPEND")):
         value = getattr(args, opt)
         if value and not (opt == "mem" and value == "2G"):
@@ -357,12 +358,18 @@ def default_workloads(args):
         ["hog", *workloads.NAMES]
 
 
-def workload_plans(quick, rounds=None):
+def workload_plans(quick, rounds=None, boots=None, variants=None):
     """The workloads' plans; rounds (else the plan's own, else one) repeats
-    each boot's variants (ABBA)."""
+    each boot's variants (ABBA); boots (else the plan's own, else one)
+    boots each kernel that many times per topology (ABBA); variants, if
+    given, replaces the patched kernel's variants of a boot (e.g. "off off":
+    the cache never switched on in that boot)."""
     plans = {w: dict(p) for w, p in workloads.PLANS["quick" if quick else "full"].items()}
     for p in plans.values():
         p["rounds"] = rounds or p.get("rounds", 1)
+        p["boots"] = boots or p.get("boots", 1)
+        if variants:
+            p["patched"] = variants
     return plans
 
 
@@ -418,6 +425,10 @@ def main(argv=None):
     p.add_argument("--reps", type=int, help="override: passes per variant, row and round")
     p.add_argument("--rounds", type=int, help="override: rounds of boots (ABBA order); "
                    "for the workloads, rounds of variants in each boot (ABBA)")
+    p.add_argument("--boots", type=int, help="workloads: boots of each kernel per topology "
+                   "(ABBA; default the plan's, else 1)")
+    p.add_argument("--variants", help="workloads: the patched kernel's variants in a boot, "
+                   "e.g. 'off off' (default the plan's, e.g. 'off on on off')")
     p.add_argument("--results", default=RESULTS, help="where named runs go (default results/)")
     p.add_argument("--workloads", help="comma list of hog," + ",".join(workloads.NAMES) +
                    " (default: all; with --quick or --icount: hog)")
@@ -484,7 +495,7 @@ def main(argv=None):
                 if args.patched_only:
                     kernels = {"patched": kernels["patched"]}
                 samples = run_workloads(others, kernels, hog, name,
-                                        workload_plans(args.quick, args.rounds), t0, append)
+                                        workload_plans(args.quick, args.rounds, args.boots, args.variants), t0, append)
     except KeyboardInterrupt:
         print("\n[bench] interrupted: no results written", file=sys.stderr)
         return 130
@@ -504,7 +515,7 @@ def main(argv=None):
         if total:
             print(f"[bench] bloat-o-meter, base against patched: {total}")
     if samples:
-        meta["plans"] = {w: p for w, p in workload_plans(args.quick, args.rounds).items()
+        meta["plans"] = {w: p for w, p in workload_plans(args.quick, args.rounds, args.boots, args.variants).items()
                          if w in samples}
         print("\n" + workloads.write(run_dir, samples, meta, records) + "\n")
     print(f"[bench] wrote {os.path.relpath(run_dir, TOP)}/ in "

@@ -447,6 +447,15 @@ def stutter_table(samples):
               "compact_stall", "thp_fault_alloc", "thp_fault_fallback", "zlc_skip"]:
         row = [mmm([s["vmstat"].get(k) for s in pick(samples, variant=v)]) for v in VARIANTS]
         lines.append(f"{k:20s}" + "".join(f"{fmt(c, 0):>30s}" for c in row))
+    boots = sorted({s.get("boot", 0) for s in samples})
+    if len(boots) > 1:
+        lines.append("direct reclaim by boot (allocstall_movable per sample, in order):")
+        for v in VARIANTS:
+            for b in boots:
+                got = [s["vmstat"].get("allocstall_movable") for s in pick(samples, variant=v)
+                       if s.get("boot", 0) == b]
+                if got:
+                    lines.append(f"  {v:5s} boot {b + 1}: " + " ".join(map(str, got)))
     lines.append(locality_rows(samples, [{}]))
     return "\n".join(lines)
 
