@@ -277,7 +277,16 @@ def run_host(hog, plan):
     return parse_console(lines, kernel, nodes)
 
 
-def provenance(kernel_dir=None):
+def source():
+    """The project's commit a run starts from, and why the run is only a
+    draft if it is (draft_reason()): taken before anything is built or run,
+    so that commits made while it runs are not credited with it."""
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                          cwd=TOP).stdout.strip()
+    return dict(commit=head or "?", draft=draft_reason())
+
+
+def provenance(kernel_dir=None, start=None):
     """What a run was measured on: kernel release (of the patched guest
     kernel built in kernel_dir, or the running one), series hash (the git
     tree of patches/), QEMU version and host CPU model."""
@@ -306,8 +315,7 @@ def provenance(kernel_dir=None):
                                     "&& git rev-parse --short HEAD:patches || echo uncommitted"]),
                 # The project's commit the run was made from, and why it
                 # is only a draft if it is (draft_reason()).
-                commit=first_line(["git", "rev-parse", "HEAD"]),
-                draft=draft_reason(),
+                **(start or source()),
                 qemu=first_line(["qemu-system-x86_64", "--version"]),
                 host_cpu=cpu, host_cpus=os.cpu_count())
 
@@ -476,6 +484,7 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
     t0 = time.monotonic()
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    start = source()
     records, samples = [], {}
     append = " ".join(a for a in (BENCH_APPEND, args.append) if a)
     try:
@@ -507,7 +516,7 @@ def main(argv=None):
                 config=None if args.hw else " ".join(config_fragments(args)[0]),
                 append="" if args.hw else append,
                 hw=args.hw, icount=args.icount, date=date, command=make_command(args, name),
-                seconds=round(time.monotonic() - t0), provenance=provenance(kernel_dir))
+                seconds=round(time.monotonic() - t0), provenance=provenance(kernel_dir, start))
     if records:
         print("\n" + report.write_run(run_dir, records, meta) + "\n")
     if kernel_dir:
