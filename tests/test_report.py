@@ -388,7 +388,7 @@ def test_balance_line_tells_a_williams_order_from_a_fixed_one():
     williams = ["off on placed".split(), "on placed off".split(), "placed off on".split(),
                 "placed on off".split(), "off placed on".split(), "on off placed".split()]
     assert report.balance_line(recs(williams)) == (
-        "order, patched kernel: every kind in every position equally often; "
+        "order, patched kernel, 90%: every kind in every position equally often; "
         "each kind after each other equally often (inside a repetition)")
     # The v1 order: off, on, placed | placed, on, off: on always in the middle.
     fixed = ["off on placed".split(), "placed on off".split()] * 3

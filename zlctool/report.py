@@ -255,16 +255,16 @@ def nospill(records, threads=HEADLINE["threads"], field="real"):
 
 
 def balance(records):
-    """How balanced each boot's order of kinds was, per kernel: {kernel:
-    (positions, followers)}, where positions maps each kind to how often it
-    ran at each position of its repetition, and followers each ordered pair
-    (kind before, kind) to how often it occurred inside a repetition, over
-    all rows and boots."""
+    """How balanced each boot's order of kinds was, per kernel and row:
+    {(kernel, pct): (positions, followers)}, where positions maps each kind
+    to how often it ran at each position of its repetition, and followers
+    each ordered pair (kind before, kind) to how often it occurred inside a
+    repetition, over all topologies and boots."""
     out = {}
     for r in records:
         if r.get("pos") is None:
             continue
-        pos, fol = out.setdefault(r["kernel"], ({}, {}))
+        pos, fol = out.setdefault((r["kernel"], r["mem_pct"]), ({}, {}))
         counts = pos.setdefault(r["zlc"], {})
         counts[r["pos"]] = counts.get(r["pos"], 0) + 1
         if r["pos"] > 0 and r.get("prev") not in (None, "-", r["zlc"]):
@@ -273,15 +273,16 @@ def balance(records):
 
 
 def balance_line(records):
-    """One line per kernel: whether every kind ran in every position
-    equally often, and each kind after each other kind equally often."""
+    """One line per kernel and row: whether every kind ran in every
+    position equally often, and each kind after each other kind equally
+    often."""
     lines = []
-    for kernel, (pos, fol) in sorted(balance(records).items()):
+    for (kernel, pct), (pos, fol) in sorted(balance(records).items()):
         npos = max((p for c in pos.values() for p in c), default=0) + 1
         cells = {n for c in pos.values() for n in (c.get(p, 0) for p in range(npos))}
         kinds = sorted(pos)
         after = {fol.get((a, b), 0) for a in kinds for b in kinds if a != b}
-        lines.append(f"order, {kernel} kernel: " +
+        lines.append(f"order, {kernel} kernel, {pct}%: " +
                      ("every kind in every position equally often" if len(cells) == 1
                       else "positions unbalanced: " + "; ".join(
                           f"{k} " + ",".join(str(pos[k].get(p, 0)) for p in range(npos))
