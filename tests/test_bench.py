@@ -45,10 +45,10 @@ def test_parse_console_keeps_topology_order_and_counters():
                                             threads=2, sys=1.0, user=0.2, real=0.8,
                                             zlc_skip=-1, zlc_mark_full=-1, numa_miss=0,
                                             pageoutrun=0, numa_local=10, numa_other=2,
-                                            pgalloc_dma=0))]
+                                            allocstall=0, lower_zone_pages=0))]
     (r,) = bench.parse_console(lines, "base", 8, topology="nps4")
     assert report.variant(r) == "base placed" and report.where(r) == "nps4"
-    assert (r["pos"], r["prev"], r["numa_local"], r["pgalloc_dma"]) == (1, "n/a", 10, 0)
+    assert (r["pos"], r["prev"], r["numa_local"], r["lower_zone_pages"]) == (1, "n/a", 10, 0)
 
 
 def test_plan_topologies_take_presets_and_counts():
@@ -72,6 +72,16 @@ def test_a_run_from_a_tree_that_differs_is_a_draft(tmp_path, monkeypatch):
     assert bench.draft_reason() == ""
     (tmp_path / "f.py").write_text("x = 2\n")
     assert "differ from its commit" in bench.draft_reason()
+    (tmp_path / "f.py").write_text("x = 1\n")
+    (tmp_path / "new.py").write_text("y = 1\n")       # untracked, not ignored
+    assert "differ from its commit" in bench.draft_reason()
+    start = bench.source()
+    (tmp_path / "new.py").unlink()
+    assert bench.still_source(start) == start          # a draft stays what it was
+    start = bench.source()
+    assert start["draft"] == "" and bench.still_source(start) == start
+    (tmp_path / "f.py").write_text("x = 3\n")
+    assert "changed while the run ran" in bench.still_source(start)["draft"]
     (tmp_path / "f.py").write_text("x = 1\n")
     (tmp_path / "Makefile").write_text("check-export:\n\t@false\n")
     subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t",
@@ -289,13 +299,13 @@ def test_kswapd_runs_per_pass_reach_the_report_per_kind():
 
 def test_make_command_gives_the_run_again():
     import argparse
-    args = argparse.Namespace(quick=False, icount=True, hw=False, workloads="hog", rounds=None,
+    args = argparse.Namespace(quick=False, icount=True, hw=False, timed=False, nodes_shift=10, workloads="hog", rounds=None,
                               reps=6, nodes="1,nps4", mem="2G", boots=None, variants=None,
                               append="numa_balancing=disable", config="distro")
     assert bench.make_command(args, "r") == ("make bench NAME=r ICOUNT=1 WORKLOADS=hog REPS=6 "
                                              "BENCH_NODES=1,nps4 APPEND=numa_balancing=disable")
     args.append, args.config = "a b", "small"
-    assert bench.make_command(args, "r").endswith("APPEND='a b' CONFIG=small")
+    assert bench.make_command(args, "r").endswith("APPEND='a b' CONFIG=small NODES_SHIFT=10")
 
 
 def test_workload_plans_take_boots_and_variants():

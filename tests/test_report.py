@@ -307,12 +307,13 @@ def test_remake_and_compare_of_a_run_with_both(tmp_path, capsys):
 
 # --- the reference report (runs with topologies) -------------------------------
 
-def ref_rec(kernel, zlc, topology, real, nodes=8, pct=90, rnd=0, miss=0, dma=0, skip=-1,
-            local=900, other=100):
+def ref_rec(kernel, zlc, topology, real, nodes=8, pct=90, rnd=0, miss=0, lower=0, skip=-1,
+            local=236000, other=26144, kswapd=0, stall=0):
+    """A pass of 1024 MiB (262,144 pages), as the hog's -j line gives it."""
     return dict(kernel=kernel, zlc=zlc, nodes=nodes, topology=topology, round=rnd, mem_pct=pct,
                 threads=2, rep=0, mib=1024, sys=real, user=0.0, real=real, zlc_skip=skip,
-                zlc_mark_full=0, numa_miss=miss, pageoutrun=0, numa_local=local,
-                numa_other=other, pgalloc_dma=dma)
+                zlc_mark_full=0, numa_miss=miss, pageoutrun=kswapd, numa_local=local,
+                numa_other=other, allocstall=stall, lower_zone_pages=lower)
 
 
 def test_pairs_gives_the_all_pairs_range():
@@ -324,31 +325,40 @@ def test_pairs_gives_the_all_pairs_range():
 def test_a_placed_kind_that_walked_is_no_reference():
     recs = [ref_rec("patched", "on", "nps4", 2.2), ref_rec("patched", "on", "nps4", 2.0),
             ref_rec("patched", "placed", "nps4", 2.0),
-            # 0.1 % of 1024 MiB is 262 pages: 300 pages off their node is a walk.
-            ref_rec("patched", "placed", "nps4", 1.9, miss=300),
-            ref_rec("base", "n/a", "nps4", 2.1), ref_rec("base", "placed", "nps4", 2.0, dma=5)]
+            # One page off its node is a walk.
+            ref_rec("patched", "placed", "nps4", 1.9, miss=1),
+            ref_rec("base", "n/a", "nps4", 2.1), ref_rec("base", "placed", "nps4", 2.0)]
     row = report.reference(recs)["nps4"]
     assert row["placed ok"] == {"placed": False, "base placed": True}
     assert row["on/placed"] is None and row["placed/base placed"] is None
     assert row["on/base"] == report.pairs([2.2, 2.0], [2.1])
     text = report.reference_text(recs)
-    assert "WALKED: not a reference" in text and "on/placed:          n/a" in text
+    assert "WALKED, not a reference: numa_miss max 1," in text
+    assert "on/placed:          n/a" in text
     # The same passes without the walk: now a reference.
-    recs[3]["numa_miss"] = 200
+    recs[3]["numa_miss"] = 0
     row = report.reference(recs)["nps4"]
     assert row["placed ok"]["placed"] and row["on/placed"] == report.pairs([2.2, 2.0], [2.0, 1.9])
 
 
-def test_zlc_skip_counts_as_a_walk_and_missing_counters_are_not_shown_clean():
-    assert report.walked(ref_rec("patched", "placed", "64n", 1.0, skip=1000))
-    rec = ref_rec("patched", "placed", "64n", 1.0)
-    del rec["pgalloc_dma"]
-    assert report.walked(rec)          # an older hog's pass cannot show it did not walk
+def test_every_walk_counter_counts_and_an_unknown_one_is_not_shown_clean():
+    assert not report.walked(ref_rec("patched", "placed", "64n", 1.0))
+    for kw in (dict(skip=1000), dict(lower=1), dict(kswapd=1), dict(stall=1), dict(miss=1)):
+        assert report.walked(ref_rec("patched", "placed", "64n", 1.0, **kw)), kw
+    # Not recorded (an older hog), or not readable (-1): cannot be shown.
+    for key in ("lower_zone_pages", "allocstall", "pageoutrun", "numa_miss"):
+        rec = ref_rec("patched", "placed", "64n", 1.0)
+        del rec[key]
+        assert report.walked(rec), key
+        rec[key] = -1
+        assert report.walked(rec), key
+    # vm.numa_stat=0: the NUMA counters stay 0 and prove nothing.
+    assert report.walked(ref_rec("patched", "placed", "64n", 1.0, local=0, other=0))
 
 
 def test_floor_is_placed_on_one_node_and_local_share_is_reported():
     recs = [ref_rec("patched", "placed", "1n", 1.0, nodes=1),
-            ref_rec("patched", "on", "64n", 1.5, nodes=64, local=100, other=900),
+            ref_rec("patched", "on", "64n", 1.5, nodes=64, local=26214.4, other=235929.6),
             ref_rec("patched", "placed", "64n", 1.2, nodes=64)]
     ref = report.reference(recs)
     assert ref["64n"]["on/floor"] == (1.5, 1.5, 1.5)
@@ -394,3 +404,19 @@ def test_balance_line_tells_a_williams_order_from_a_fixed_one():
     fixed = ["off on placed".split(), "placed on off".split()] * 3
     line = report.balance_line(recs(fixed))
     assert "positions unbalanced" in line and "on 0,6,0" in line
+
+
+def test_compare_runs_with_topologies_and_an_older_run(tmp_path):
+    """make compare of two runs with presets, and of one beside an older
+    run keyed by node counts: rows for each, no crash, no '64nn'."""
+    new = [ref_rec("patched", "on", "nps4", 2.0), ref_rec("patched", "placed", "nps4", 1.9),
+           ref_rec("base", "n/a", "nps4", 2.1), ref_rec("patched", "on", "64n", 3.0, nodes=64)]
+    old = [dict(kernel="patched", zlc="on", nodes=64, round=0, mem_pct=90, threads=2, rep=0,
+                mib=1024, sys=3.1, user=0.0, real=3.1, zlc_skip=5, zlc_mark_full=0, numa_miss=9)]
+    meta = dict(icount=True, provenance=dict(base="7.3"))
+    runs = [("a", dict(meta=meta, records=new)), ("b", dict(meta=meta, records=new)),
+            ("c", dict(meta=meta, records=old))]
+    text = report.compare(runs)
+    assert "on 64n 90% 2thr" in text and "64nn" not in text and "on nps4 90% 2thr" in text
+    assert "nps4 on/placed" in text and "nps4 on/base" in text
+    assert "placed" in report.compare(runs[:1])

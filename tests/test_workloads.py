@@ -422,12 +422,12 @@ def test_pagefault_plans_boots_and_counts():
     assert [b[3] for b in boots] == ["1n", "2n", "nps4", "cxl", "flex32", "64n"]
     assert all(b[1] == workloads.guest.ICOUNT_ARGS and b[2] for b in boots)
     assert boots[-1][0] == workloads.Topology.even(64, "2G", "2")
-    assert [workloads.hold_pct("pagefault", plan, b[3]) for b in boots] == [0, 0, 85, 85, 85, 85]
+    assert [workloads.hold_pct("pagefault", plan, b[3]) for b in boots] == [0, 0, 60, 60, 60, 60]
     assert workloads.hold_pct("storm", workloads.PLANS["full"]["storm"], "16n") == 0
     assert workloads.command("pagefault", "patched", plan, "1n") == \
         "VARIANTS='off on on off' sh /scripts/workload.sh pagefault 64 4 0 '1 2'"
     assert workloads.command("pagefault", "base", plan, "flex32") == \
-        "VARIANTS='base base' sh /scripts/workload.sh pagefault 64 4 85 '1 2'"
+        "VARIANTS='base base' sh /scripts/workload.sh pagefault 64 4 60 '1 2'"
     # Variants x kinds x task counts.
     assert workloads.expected("pagefault", "patched", plan) == 4 * 2 * 2
     assert workloads.expected("pagefault", "base", plan) == 2 * 2 * 2
@@ -436,7 +436,7 @@ def test_pagefault_plans_boots_and_counts():
     assert icount and label == "nps4" and topo.nodes == 8
     assert workloads.expected("pagefault", "patched", quick) == 2 * 2 * 1
     assert workloads.command("pagefault", "patched", quick, "nps4") == \
-        "VARIANTS='off on' sh /scripts/workload.sh pagefault 16 1 85 '1'"
+        "VARIANTS='off on' sh /scripts/workload.sh pagefault 16 1 60 '1'"
     assert "pagefault" in workloads.NAMES and "pagefault" in workloads.TABLES
 
 
@@ -490,11 +490,14 @@ def test_pagefault_script_holds_memory_around_the_samples():
     with open(os.path.join(workloads.TOP, "zlctool", "in_guest", "workload.sh")) as f:
         script = f.read()
     body = script[script.index("pagefault() {"):script.index("# stress: stress-ng")]
-    # The hold is ready before the warm-up, the warm-up before the first
-    # sample, and the hold ends after the last.
-    assert body.index("rm -f /tmp/hold.out") < body.index('zlcload hold "$hmib"') < \
-        body.index("zlc-hold-ready") < body.index('zlcload pf anon "$mib" 1 1') < \
-        body.index("sample pagefault") < body.index('kill -TERM "$hold"')
+    start = script[script.index("hold_start() {"):script.index("pagefault() {")]
+    # A hold is ready before the next starts; the CPUs' nodes are held
+    # first, the rest after, all before the warm-up; the warm-up comes
+    # before the first sample, and the holds end after the last.
+    assert start.index('zlcload hold "$2" $3') < start.index("zlc-hold-ready")
+    assert body.index('hold_start "node$node"') < body.index("hold_start rest") < \
+        body.index('zlcload pf anon "$mib" 1 1') < body.index("sample pagefault") < \
+        body.index('kill -TERM "$h"')
     assert 'zlcload pf "$k" "$mib" "$secs" "$t"' in body
     assert "| storm | pagefault)" in script
 
@@ -538,3 +541,22 @@ def test_stutter_table_gives_direct_reclaim_by_boot():
     text = workloads.stutter_table(ss)
     assert "base  boot 2: 12" in text and "off   boot 1: 30" in text
     assert "by boot" not in workloads.stutter_table([s for s in ss if s["boot"] == 0])
+
+
+def test_zlcload_pf_gives_each_task_a_file_and_removes_them(zlcload, tmp_path):
+    path = str(tmp_path / "pf")
+    r = subprocess.run([zlcload, "pf", "file", "4", "0.2", "2", path], capture_output=True,
+                       text=True)
+    if r.returncode == 1 and "CPUs allowed" in r.stderr:
+        pytest.fail("this test needs 2 CPUs")
+    assert r.returncode == 0, r.stderr
+    p = load_line(r.stdout)
+    assert p["tasks"] == 2 and len(p["per_task"]) == 2 and all(x > 0 for x in p["per_task"])
+    assert os.listdir(tmp_path) == []
+
+
+def test_zlcload_hold_prefers_its_node(zlcload):
+    r = subprocess.run(f"{zlcload} hold 8 0 & pid=$!; sleep 1; kill -TERM $pid; wait $pid",
+                       shell=True, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert "zlc-hold-ready" in r.stdout and '"load": "hog", "mib": 8' in r.stdout

@@ -16,14 +16,14 @@ and thread count (zlctool/in_guest/bench.sh).  On the patched kernel the
 selftest runs the cache off and on inside the same boot; on the base
 kernel it runs as is.  In the headline rows (90%) both kernels also run
 "placed" passes (the selftest's -P, the cache switched off): each thread's
-memory preferred chunk by chunk to nodes with room above their high
-watermarks, its own node first, so that no fault should walk the
-zonelist.  Whether one did is measured, not assumed: every pass records
-numa_miss, pgalloc_dma and the cache's zlc_skip, and the report calls a
-kind "placed" only where its passes walked nothing (report.walked()).
-Inside a boot the kinds take turns in a Williams design (every kind in
-every position, after every other kind, equally often over a full set of
-repetitions).  The boots come in rounds, each round booting every kernel
+memory preferred chunk by chunk to nodes with room above their first
+zone's high watermark, its own node first, so that no fault should walk
+the zonelist.  Whether one did is measured, not assumed: every pass
+records the counters of report.WALK_COUNTERS, and the report calls a
+kind "placed" only where none of its passes counted a walk
+(report.walked()).  Inside a boot the kinds take turns in a Williams
+design (every kind in every position equally often over a full cycle of
+repetitions, and after every other kind equally often inside one).  The boots come in rounds, each round booting every kernel
 and topology once, in the opposite order of the round before (ABBA), so
 that the host's drift over the run falls on every column alike; counted
 runs take two rounds, so that a boot's own offset shows as a spread.
@@ -52,8 +52,9 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(TOP, "results")
 HOG = "zonelist_cache_memhog"
 
-FULL = dict(nodes=["1", "4", "16", "64"], pcts=[12, 38, 64, 90], threads=[1, 2], reps=2,
-            rounds=3)
+# --timed (and HW=1): the same topologies, one and two threads, timed.
+FULL = dict(nodes=["1", "2", "nps4", "cxl", "flex32", "64"], pcts=[12, 90], threads=[1, 2],
+            reps=6, rounds=2)
 QUICK = dict(nodes=["64", "1"], pcts=[90], threads=[2], reps=2, rounds=2)
 # --icount: QEMU counts instructions and the guest clock follows the count,
 # so a pass's elapsed time is the instructions both vCPUs executed (1 ns
@@ -89,7 +90,7 @@ def guest_command(pcts, threads, reps, mode):
 # Counters a pass records beside the ones every run had (-1: not in this
 # kernel, None: not in the hog that ran).
 EVENTS = ("zlc_skip", "zlc_mark_full", "numa_miss", "pageoutrun", "numa_local", "numa_other",
-          "pgalloc_dma")
+          "allocstall", "lower_zone_pages")
 
 
 def parse_console(lines, kernel, nodes, rnd=0, topology=None):
@@ -322,25 +323,46 @@ def provenance(kernel_dir=None, start=None):
 
 def draft_reason():
     """Why a run is a draft rather than a run of record, or "": the
-    project's tracked files (patches/ and the tooling; results/ aside)
-    differ from its commit, or a kernel work tree holds work that its
-    series does not (make check-export)."""
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
-                            ".", ":!results"], capture_output=True, text=True, cwd=TOP)
+    project's files (patches/ and the tooling, untracked ones too that git
+    does not ignore; results/ aside) differ from its commit, a kernel work
+    tree holds work that its series does not (make check-export), or the
+    unpatched base's tree (build/linux-BASE-base) is not the base as
+    fetched."""
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", ".", ":!results"],
+                           capture_output=True, text=True, cwd=TOP)
     if dirty.returncode or dirty.stdout.strip():
-        return "the project's tracked files differ from its commit"
+        return "the project's files differ from its commit"
     export = subprocess.run(["make", "-s", "check-export"], capture_output=True, text=True,
                             cwd=TOP)
     if export.returncode:
         return "a kernel work tree differs from its series (make check-export)"
+    base = os.path.join(TOP, guest.TREE + "-base")
+    if os.path.isdir(base):
+        head = subprocess.run(["git", "-C", base, "rev-parse", "HEAD", "base"],
+                              capture_output=True, text=True).stdout.split()
+        dirty = subprocess.run(["git", "-C", base, "status", "--porcelain",
+                                "--untracked-files=no"], capture_output=True, text=True)
+        if len(head) != 2 or head[0] != head[1] or dirty.stdout.strip():
+            return f"{guest.TREE}-base is not the base as fetched"
     return ""
+
+
+def still_source(start):
+    """start (source()), its draft reason set if the project moved or
+    changed while the run ran: what ran may then not be start's commit."""
+    end = source()
+    if not start["draft"] and (end["commit"] != start["commit"] or end["draft"]):
+        return dict(start, draft="the project changed while the run ran: "
+                    + (end["draft"] or f"its commit moved to {end['commit'][:12]}"))
+    return start
 
 
 def make_command(args, name):
     """The one make command that runs this run again: the Makefile's
     variables for the options given."""
     words = ["make", "bench", f"NAME={name}"]
-    for flag, var in (("quick", "QUICK"), ("icount", "ICOUNT"), ("hw", "HW")):
+    for flag, var in (("quick", "QUICK"), ("icount", "ICOUNT"), ("hw", "HW"),
+                      ("timed", "TIMED")):
         if getattr(args, flag):
             words.append(f"{var}=1")
     for opt, var in (("workloads", "WORKLOADS"), ("rounds", "ROUNDS"), ("reps", "REPS"),
@@ -351,6 +373,8 @@ def make_command(args, name):
             words.append(f"{var}='{value}'" if " " in str(value) else f"{var}={value}")
     if args.config != "distro":
         words.append(f"CONFIG={args.config}")
+        if args.nodes_shift != 6:
+            words.append(f"NODES_SHIFT={args.nodes_shift}")
     return " ".join(words)
 
 
@@ -440,6 +464,9 @@ def main(argv=None):
     p.add_argument("--results", default=RESULTS, help="where named runs go (default results/)")
     p.add_argument("--workloads", help="comma list of hog," + ",".join(workloads.NAMES) +
                    " (default: all; with --quick or --icount: hog)")
+    p.add_argument("--timed", action="store_true",
+                   help="time the hog instead of counting its instructions (the default "
+                   "counts, as with --icount)")
     p.add_argument("--check", action="store_true",
                    help="then check the workloads' records (make test): fail on a problem")
     p.add_argument("--patched-only", action="store_true",
@@ -450,6 +477,11 @@ def main(argv=None):
 
     if args.icount and args.hw:
         p.error("--icount runs guests; it does not go with --hw")
+    if args.icount and args.timed:
+        p.error("--icount and --timed: pick one")
+    # The hog is counted unless told to be timed (or a quick smoke run, or
+    # on this host): bars are judged on counted figures.
+    counted = args.icount or not (args.timed or args.quick or args.hw)
     works = args.workloads.split(",") if args.workloads else default_workloads(args)
     unknown = [w for w in works if w not in ("hog", *workloads.NAMES)]
     if unknown or not works:
@@ -465,9 +497,7 @@ def main(argv=None):
     run_dir = os.path.join(args.results, name)
     if any(os.path.exists(os.path.join(run_dir, f)) for f in ("run.json", "workloads.json")):
         p.error(f"{os.path.relpath(run_dir, TOP)} exists: give the run another NAME")
-    plan = dict(ICOUNT if args.icount else QUICK if args.quick else FULL)
-    if not args.icount and not args.quick and works != ["hog"]:
-        plan["rounds"] = 1      # the hog beside the other workloads: one round
+    plan = dict(ICOUNT if counted else QUICK if args.quick else FULL)
     if args.nodes:
         plan["nodes"] = args.nodes.split(",")
     if args.reps:
@@ -497,7 +527,7 @@ def main(argv=None):
                 os.path.dirname(kernels["patched"]))))
             if "hog" in works:
                 records = run_guests(kernels, hog, plan, args.mem, args.cpus, t0, name,
-                                     extra=ICOUNT_ARGS if args.icount else (),
+                                     extra=ICOUNT_ARGS if counted else (),
                                      nodes_shift=args.nodes_shift, append=append)
             others = [w for w in works if w != "hog"]
             if others:
@@ -515,8 +545,8 @@ def main(argv=None):
                 nodes_shift=args.nodes_shift, workloads=works,
                 config=None if args.hw else " ".join(config_fragments(args)[0]),
                 append="" if args.hw else append,
-                hw=args.hw, icount=args.icount, date=date, command=make_command(args, name),
-                seconds=round(time.monotonic() - t0), provenance=provenance(kernel_dir, start))
+                hw=args.hw, icount=counted, date=date, command=make_command(args, name),
+                seconds=round(time.monotonic() - t0), provenance=provenance(kernel_dir, still_source(start)))
     if records:
         print("\n" + report.write_run(run_dir, records, meta) + "\n")
     if kernel_dir:

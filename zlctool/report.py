@@ -148,30 +148,38 @@ def headline(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"], field="s
 
 # --- the reference: placed passes, measured to walk nothing ---------------------
 
-# A placed pass walked if more of its pages than this share came from
-# anywhere but the first zone of their preferred node (walked_pages()):
-# the kernel's own allocations beside the hog (kswapd, vmstat, page tables
-# of other tasks) may take a few.
-WALK_SHARE = 0.001
 PLACED_KINDS = ("placed", "base placed")
+# What shows a walk or the slow path, each pass's counters (the hog's
+# -j line): pages off the preferred node, pages of zones below every
+# node's first zone, zones the cache walked past (-1 without the cache),
+# kswapd's runs and direct reclaim.
+WALK_COUNTERS = ("numa_miss", "lower_zone_pages", "zlc_skip", "pageoutrun", "allocstall")
 
 
 def walked_pages(rec):
     """Pages of a pass that did not come from the first zone its fault
-    looked at: numa_miss (off the preferred node), pgalloc_dma (a node's
-    lowest zone, which only a walk reaches), and zlc_skip (zones the cache
-    walked past; -1 without the cache).  None where the hog did not record
-    them."""
-    if rec.get("numa_miss") is None or rec.get("pgalloc_dma") is None:
+    looked at: numa_miss + lower_zone_pages + zlc_skip (zones walked past).
+    None where the hog did not record them, or could not read them (-1)."""
+    miss, lower = rec.get("numa_miss"), rec.get("lower_zone_pages")
+    if miss is None or lower is None or miss < 0 or lower < 0:
         return None
-    return rec["numa_miss"] + max(rec["pgalloc_dma"], 0) + max(rec.get("zlc_skip") or 0, 0)
+    return miss + lower + max(rec.get("zlc_skip") or 0, 0)
 
 
 def walked(rec):
-    """Whether a pass walked: walked_pages() above WALK_SHARE of its pages
-    (or not recorded: then it cannot be shown not to have)."""
+    """Whether a pass walked, or cannot be shown not to have: any page
+    counted by walked_pages(), any kswapd run or direct reclaim (a fault
+    that failed its watermark and went to the slow path), a counter not
+    recorded, or numa_local + numa_other short of the pages it touched
+    (vm.numa_stat off)."""
     n = walked_pages(rec)
-    return n is None or n > WALK_SHARE * rec["mib"] * 256
+    slow = [rec.get("pageoutrun"), rec.get("allocstall")]
+    if n is None or any(v is None or v < 0 for v in slow):
+        return True
+    loc, other = rec.get("numa_local"), rec.get("numa_other")
+    if loc is None or other is None or loc + other < rec["mib"] * 256:
+        return True
+    return n > 0 or any(slow)
 
 
 def local_share(rec):
@@ -181,6 +189,16 @@ def local_share(rec):
     if loc is None or other is None or loc < 0 or other < 0 or loc + other == 0:
         return None
     return loc / (loc + other)
+
+
+def walk_counts(recs):
+    """The largest of each walk counter over some passes, "?" where one
+    was not recorded."""
+    def top(key):
+        vals = [r.get(key) for r in recs]
+        return "?" if any(v is None or v < 0 for v in vals if key != "zlc_skip") \
+            else max(vals)
+    return ", ".join(f"{k} max {top(k)}" for k in WALK_COUNTERS)
 
 
 def pairs(a, b):
@@ -210,7 +228,7 @@ def reference(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"], field="
                                  else 1000, str(t)))
     out = {}
     for t in tops:
-        row = {"cost": {}, "local": {}, "walked": {}, "placed ok": {}}
+        row = {"cost": {}, "local": {}, "walked": {}, "placed ok": {}, "recs": {}}
         for kind in REF_KINDS:
             recs = g.get((kind, t, pct, threads), [])
             if not recs:
@@ -218,6 +236,7 @@ def reference(records, pct=HEADLINE["pct"], threads=HEADLINE["threads"], field="
             row["cost"][kind] = [per_gib(r, field) for r in recs]
             row["local"][kind] = [x for x in map(local_share, recs) if x is not None]
             row["walked"][kind] = [walked_pages(r) for r in recs]
+            row["recs"][kind] = recs
             if kind in PLACED_KINDS:
                 row["placed ok"][kind] = not any(walked(r) for r in recs)
         out[t] = row
@@ -312,8 +331,7 @@ def reference_text(records, field="real", pct=HEADLINE["pct"], threads=HEADLINE[
             c, loc, w = row["cost"][kind], row["local"][kind], row["walked"][kind]
             walk = "" if kind not in PLACED_KINDS else (
                 "  walked nothing" if row["placed ok"][kind] else
-                "  WALKED: not a reference") + " (walked pages max %s)" % max(
-                    (x for x in w if x is not None), default="n/a")
+                "  WALKED, not a reference: " + walk_counts(row["recs"][kind]))
             lines.append("    %-12s %.4f (%.4f..%.4f)  local %s%s" % (
                 kind, statistics.median(c), min(c), max(c),
                 "%.2f%%" % (100 * statistics.median(loc)) if loc else "n/a", walk))
@@ -329,12 +347,17 @@ def reference_text(records, field="real", pct=HEADLINE["pct"], threads=HEADLINE[
         lines.append(f"  {t} {p}%: " + ", ".join(f"{k} {fmt_pairs(v)}" for k, v in r.items()))
     lines += ["(ratios: the medians' ratio, then min..max over all pairs of passes, every pass "
               "of one kind over every pass of the other, all boots pooled;",
-              " placed: the cache off, each thread's memory preferred node by node to room "
-              "above the high watermarks, its own node first; a placed kind that walked",
-              f" (numa_miss + pgalloc_dma + zlc_skip above {WALK_SHARE:.1%} of a pass's pages) "
-              "is no reference and its ratios are n/a;",
+              " placed: the cache off, each thread's memory preferred node by node, its own "
+              "node first, to the room above each node's first zone's high watermark; a",
+              " placed kind any of whose passes counted a walk (" + ", ".join(WALK_COUNTERS) +
+              ": any above 0) is no reference and its ratios are n/a;",
               " floor: the patched kernel's placed passes on one node)"]
     return "\n".join(lines)
+
+
+def topo_label(t):
+    """A topology as a row names it: a node count as "64n", a label as is."""
+    return f"{t}n" if isinstance(t, int) else str(t)
 
 
 def fmt_cell(c):
@@ -626,7 +649,8 @@ def reference_summary(records, field):
     walked nothing."""
     out = {}
     for t, row in reference(records, field=field).items():
-        out[str(t)] = {k: v for k, v in row.items() if k not in ("cost", "local", "walked")}
+        out[str(t)] = {k: v for k, v in row.items()
+                       if k not in ("cost", "local", "walked", "recs")}
     return out
 
 
@@ -711,17 +735,19 @@ def compare(runs):
     if len(runs) == 1:
         name, data = runs[0]
         g = group(data["records"])
-        cols = [v for v in ("base", "off", "on", "placed") if any(k[0] == v for k in g)]
-        rows = sorted({k[1:] for k in g})
+        cols = [v for v in ("base", "base placed", "off", "on", "placed")
+                if any(k[0] == v for k in g)]
+        rows = {k[1:] for k in g}
+        rows = sorted(rows, key=lambda k: (str(k[0]), k[1], k[2]))
         samples = [[[per_gib(r, field) for r in g.get((c, *row), [])] for c in cols] for row in rows]
-        labels = [f"{n}n {p}% {t}thr" for n, p, t in rows]
+        labels = [f"{topo_label(n)} {p}% {t}thr" for n, p, t in rows]
         heads = cols
         title = f"{name}: variants side by side, {unit} (lower is better; + is costlier)"
     else:
         gs = [group(d["records"]) for _, d in runs]
-        keys = sorted({k for g in gs for k in g}, key=lambda k: (k[1], k[2], k[3], k[0]))
+        keys = sorted({k for g in gs for k in g}, key=lambda k: (str(k[1]), k[2], k[3], k[0]))
         samples = [[[per_gib(r, field) for r in g.get(k, [])] for g in gs] for k in keys]
-        labels = [f"{v} {n}n {p}% {t}thr" for v, n, p, t in keys]
+        labels = [f"{v} {topo_label(n)} {p}% {t}thr" for v, n, p, t in keys]
         heads = [name for name, _ in runs]
         title = f"{unit} (lower is better; + is costlier), change against {heads[0]}"
     width = max(len(l) for l in labels) + 8
@@ -734,7 +760,20 @@ def compare(runs):
             cells = [_cell(v, vals[0], stat == "Amean" and i and significant(row[0], s))
                      for i, (v, s) in enumerate(zip(vals, row))]
             out.append(f"{stat:<7} {label:<{width - 8}}" + "".join(c.rjust(colw) for c in cells))
-    if len(runs) > 1:
+    refs = [any("topology" in r for r in d["records"]) for _, d in runs]
+    if len(runs) > 1 and any(refs):
+        out.append("")
+        out.append("reference ratios (medians' ratio)" + " " * (width - 33)
+                   + "".join(h.rjust(colw) for h in heads))
+        rs = [reference(d["records"], field=field) if ref else {} for (_, d), ref in
+              zip(runs, refs)]
+        for t in sorted({t for r in rs for t in r}, key=str):
+            for key in ("on/placed", "on/floor", "on/base", "off/base"):
+                vals = [(r.get(t, {}).get(key) or (None,))[0] for r in rs]
+                if any(v is not None for v in vals):
+                    out.append(f"{topo_label(t) + ' ' + key:<{width}}" +
+                               "".join(_cell(v, vals[0], False).rjust(colw) for v in vals))
+    elif len(runs) > 1:
         out.append("")
         out.append("headline ratios" + " " * (width - 15) + "".join(h.rjust(colw) for h in heads))
         hs = [d.get("headline") or headline(d["records"], field=field) for _, d in runs]
@@ -745,7 +784,7 @@ def compare(runs):
                            "".join(_cell(v, vals[0], False).rjust(colw) for v in vals))
     out.append("('*': Welch's t-test over the passes finds the change significant at 5%)")
     bases = [(d["meta"].get("provenance") or {}).get("base") for _, d in runs]
-    if None not in bases and len(set(bases)) > 1:
+    if None not in bases and len(set(bases)) > 1 and not any(refs):
         out += ["", kernels_table(runs, field)]
     return "\n".join(out)
 

@@ -212,23 +212,46 @@ storm() {
 # pagefault: page fault churn, for each kind and task count: TASKS
 # processes, task i on CPU i, each mapping MIB, writing a word into every
 # page and unmapping it, in a loop, for SECONDS (zlcload pf): anonymous
-# memory (anon), or a private mapping of a file in the page cache, every
-# write a COW fault (file).  With HOLD_PCT > 0 a hog holds that much of
-# the memory available, idle, through all the samples, so that the
+# memory (anon), or a private mapping of a file of its own in the page
+# cache, every write a COW fault (file).  With HOLD_PCT > 0, holds fill
+# each CPU's node but 16 MiB (preferring it), then HOLD_PCT % of the
+# memory still available, idle, through all the samples, so that the
 # faults spill off the CPUs' own nodes.
+# The nodes of the CPUs, each once.
+cpu_nodes() {
+	for c in /sys/devices/system/cpu/cpu[0-9]*; do
+		for n in "$c"/node[0-9]*; do
+			echo "${n##*node}"
+		done
+	done | sort -un
+}
+
+hold_start() {
+	rm -f "/tmp/hold.$1.out"
+	# shellcheck disable=SC2086 # $3 is a node or nothing
+	zlcload hold "$2" $3 > "/tmp/hold.$1.out" &
+	holds="$holds $!"
+	until grep -qs '^zlc-hold-ready' "/tmp/hold.$1.out"; do
+		kill -0 "$!" 2> /dev/null ||
+			{ echo "workload.sh: pagefault: a hold failed" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+
 pagefault() {
 	mib=$1 secs=$2 pct=$3 tasks=$4
-	hold="" hmib=0
+	holds="" hmib=0
 	if [ "$pct" -gt 0 ]; then
-		hmib=$(($(avail_mib) * pct / 100))
-		rm -f /tmp/hold.out
-		zlcload hold "$hmib" > /tmp/hold.out &
-		hold=$!
-		until grep -qs '^zlc-hold-ready' /tmp/hold.out; do
-			kill -0 "$hold" 2> /dev/null ||
-				{ echo "workload.sh: pagefault: the hold failed" >&2; exit 1; }
-			sleep 0.1
+		for node in $(cpu_nodes); do
+			free=$(awk '/MemFree/ { print int($4 / 1024) }' \
+				"/sys/devices/system/node/node$node/meminfo")
+			[ "$free" -le 16 ] && continue
+			hold_start "node$node" $((free - 16)) "$node"
+			hmib=$((hmib + free - 16))
 		done
+		rest=$(($(avail_mib) * pct / 100))
+		hold_start rest "$rest"
+		hmib=$((hmib + rest))
 	fi
 	# Once, not recorded: the first faults of a boot.
 	zlcload pf anon "$mib" 1 1 > /dev/null ||
@@ -241,10 +264,10 @@ pagefault() {
 			done
 		done
 	done
-	if [ -n "$hold" ]; then
-		kill -TERM "$hold"
-		wait "$hold" || { echo "workload.sh: pagefault: the hold failed" >&2; exit 1; }
-	fi
+	for h in $holds; do
+		kill -TERM "$h"
+		wait "$h" || { echo "workload.sh: pagefault: a hold failed" >&2; exit 1; }
+	done
 }
 
 # stress: stress-ng, one stressor line at a time, each with --verify

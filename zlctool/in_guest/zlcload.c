@@ -8,7 +8,8 @@
  *                                 time each round trip, for SECONDS
  *   zlcload hog MIB SECONDS       touch MIB of anonymous memory, one store
  *                                 a page, over and over, for SECONDS
- *   zlcload hold MIB              touch MIB of anonymous memory once, say
+ *   zlcload hold MIB [NODE]       touch MIB of anonymous memory once (NODE:
+ *                                 preferring that node), say
  *                                 "zlc-hold-ready", and keep it, idle,
  *                                 until SIGTERM (its line: load "hog",
  *                                 one pass)
@@ -29,14 +30,15 @@
  *                                 MADV_NOHUGEPAGE, writing a word into
  *                                 every 4 KiB page and unmapping it, in a
  *                                 loop, for SECONDS: anonymous memory
- *                                 (anon), or a private mapping of FILE
- *                                 (default /tmp/zlcload-pf), which it
- *                                 writes first so that its pages are in
- *                                 the page cache and every write is a COW
- *                                 fault (file); faults per second of each
- *                                 task, and /proc/vmstat's numa_local,
- *                                 numa_other and numa_miss over the run
- *                                 instead of move_pages()
+ *                                 (anon), or a private mapping of task
+ *                                 i's own file FILE.i (FILE default
+ *                                 /tmp/zlcload-pf), written first so that
+ *                                 its pages are in the page cache and
+ *                                 every write is a COW fault (file); the
+ *                                 tasks start together; faults per second
+ *                                 of each task, and /proc/vmstat's
+ *                                 numa_local, numa_other and numa_miss
+ *                                 over the run instead of move_pages()
  *
  * Each prints one line when it is done (fill: one a thread): "zlc-load
  * {json}" with what it measured and where its pages were, counted per node
@@ -251,12 +253,21 @@ static void on_term(int sig)
 	stop = 1;
 }
 
-/* Hold memory without using a CPU, so that other loads get all of them. */
-static int hold(size_t bytes)
+/*
+ * Hold memory without using a CPU, so that other loads get all of them;
+ * node >= 0: preferring that node, so that it fills first.
+ */
+static int hold(size_t bytes, int node)
 {
+	unsigned long mask[MAX_NODES / (8 * sizeof(long))] = { 0 };
 	char *mem = map(bytes, -1);	/* THP as the system is set */
 	double t0 = now();
 
+	if (node >= 0) {
+		mask[node / (8 * sizeof(long))] |= 1UL << (node % (8 * sizeof(long)));
+		if (syscall(SYS_mbind, mem, bytes, MPOL_PREFERRED, mask, MAX_NODES, 0))
+			die("mbind");
+	}
 	signal(SIGTERM, on_term);
 	touch(mem, bytes, 0);
 	printf("zlc-hold-ready\n");
@@ -435,8 +446,10 @@ static int pagefault(const char *kind, size_t bytes, double seconds, int tasks,
 	long before[3], faults = 0;
 	struct pf_result *r;
 	cpu_set_t allowed;
-	int i, cpu = -1, fd = -1, failed = 0;
+	int i, cpu = -1, failed = 0, go[2];
 	double longest = 0;
+	char name[4096];
+	int *fd;
 
 	if (sched_getaffinity(0, sizeof(allowed), &allowed))
 		die("sched_getaffinity");
@@ -450,8 +463,17 @@ static int pagefault(const char *kind, size_t bytes, double seconds, int tasks,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (r == MAP_FAILED)
 		die("mmap");
-	if (!strcmp(kind, "file"))
-		fd = pf_file(path, bytes);
+	/* Each task its own file, as each of page_fault2's has. */
+	fd = calloc(tasks, sizeof(*fd));
+	if (!fd)
+		die("calloc");
+	for (i = 0; i < tasks; i++) {
+		snprintf(name, sizeof(name), "%s.%d", path, i);
+		fd[i] = strcmp(kind, "file") ? -1 : pf_file(name, bytes);
+	}
+	/* The tasks start together: when the parent closes this pipe. */
+	if (pipe(go))
+		die("pipe");
 	for (i = 0; i < 3; i++)
 		before[i] = counter(keys[i]);
 	for (i = 0; i < tasks; i++) {
@@ -463,11 +485,18 @@ static int pagefault(const char *kind, size_t bytes, double seconds, int tasks,
 		if (pid < 0)
 			die("fork");
 		if (!pid) {
+			char c;
+
 			pin(cpu);
-			pf_one(fd, bytes, seconds, &r[i]);
+			close(go[1]);
+			if (read(go[0], &c, 1) < 0)
+				die("read");
+			pf_one(fd[i], bytes, seconds, &r[i]);
 			_exit(0);
 		}
 	}
+	close(go[0]);
+	close(go[1]);
 	for (i = 0; i < tasks; i++) {
 		int status;
 
@@ -478,10 +507,14 @@ static int pagefault(const char *kind, size_t bytes, double seconds, int tasks,
 	}
 	for (i = 0; i < 3; i++)
 		before[i] = counter(keys[i]) - before[i];
-	if (fd >= 0) {
-		close(fd);
-		unlink(path);
+	for (i = 0; i < tasks; i++) {
+		if (fd[i] < 0)
+			continue;
+		close(fd[i]);
+		snprintf(name, sizeof(name), "%s.%d", path, i);
+		unlink(name);
 	}
+	free(fd);
 	if (failed) {
 		fprintf(stderr, "zlcload: a pf task failed\n");
 		return 1;
@@ -505,7 +538,7 @@ static int pagefault(const char *kind, size_t bytes, double seconds, int tasks,
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: zlcload probe SECONDS CPU | hog MIB SECONDS | hold MIB | "
+	fprintf(stderr, "usage: zlcload probe SECONDS CPU | hog MIB SECONDS | hold MIB [NODE] | "
 		"churn MIB NODE SECONDS | fill MIB THREADS\n");
 	fprintf(stderr, "       zlcload pf anon|file MIB SECONDS TASKS [FILE]\n");
 	exit(2);
@@ -518,8 +551,8 @@ int main(int argc, char **argv)
 		return probe(atof(argv[2]), atoi(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "hog"))
 		return hog(strtoul(argv[2], NULL, 0) << 20, atof(argv[3]));
-	if (argc == 3 && !strcmp(argv[1], "hold"))
-		return hold(strtoul(argv[2], NULL, 0) << 20);
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "hold"))
+		return hold(strtoul(argv[2], NULL, 0) << 20, argc == 4 ? atoi(argv[3]) : -1);
 	if (argc == 5 && !strcmp(argv[1], "churn")) {
 		int node = atoi(argv[3]);
 
