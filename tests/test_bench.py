@@ -83,6 +83,20 @@ def test_a_run_from_a_tree_that_differs_is_a_draft(tmp_path, monkeypatch):
     (tmp_path / "f.py").write_text("x = 3\n")
     assert "changed while the run ran" in bench.still_source(start)["draft"]
     (tmp_path / "f.py").write_text("x = 1\n")
+    # Prose and results committed while it runs leave it a run of record;
+    # a commit of anything else does not.
+    (tmp_path / "README.md").write_text("figures\n")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "r.json").write_text("{}\n")
+    subprocess.run(["git", "-C", str(tmp_path), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-qm", "prose"], check=True)
+    assert bench.still_source(start) == start
+    (tmp_path / "f.py").write_text("x = 4\n")
+    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-qam", "code"], check=True)
+    assert "its commit moved" in bench.still_source(start)["draft"]
+    (tmp_path / "f.py").write_text("x = 1\n")
     (tmp_path / "Makefile").write_text("check-export:\n\t@false\n")
     subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t",
                     "commit", "-qam", "y"], check=True)
@@ -315,3 +329,29 @@ def test_workload_plans_take_boots_and_variants():
     plans = bench.workload_plans(False)
     assert plans["stutter"]["boots"] == 1 and plans["pagefault"]["boots"] == 2
     assert plans["stutter"]["patched"] == "off on on off"
+
+
+def test_a_failed_check_of_the_hog_is_kept_as_a_finding(monkeypatch, tmp_path):
+    """A boot whose hog ran every pass but failed a check of its own (the
+    placement check, say) keeps its records and names the failure; one that
+    lost passes still stops the run."""
+    run = json.dumps(dict(zlc="n/a", rep=0, mib=10, threads=2, sys=1.0, user=0.0, real=1.0,
+                          zlc_skip=-1, zlc_mark_full=-1, numa_miss=0))
+    lines = ["zlc-row pct=12 threads=2", "# zlc-run " + run,
+             "not ok 4 the cache on missed its node no more than off"]
+
+    class Res:
+        status, log = 1, str(tmp_path / "x.log")
+
+    Res.lines = lines
+    monkeypatch.setattr(bench.guest, "run", lambda *a, **k: Res)
+    plan = dict(nodes=["2"], pcts=[12], threads=[2], reps=1, rounds=1)
+    failures = []
+    monkeypatch.setattr(bench, "passes_per_row", lambda pct, reps, mode: 1)
+    recs = bench.run_guests({"base": "k", "patched": "k"}, "hog", plan, "2G", "2", 0, "t",
+                            failures=failures)
+    assert len(recs) == 2 and len(failures) == 2
+    assert "not ok 4 the cache on missed its node" in failures[0]
+    Res.lines = lines[:1] + lines[2:]          # no pass: a lost boot, not a finding
+    with pytest.raises(bench.guest.GuestError):
+        bench.run_guests({"base": "k"}, "hog", plan, "2G", "2", 0, "t", failures=[])

@@ -425,9 +425,9 @@ def test_pagefault_plans_boots_and_counts():
     assert [workloads.hold_pct("pagefault", plan, b[3]) for b in boots] == [0, 0, 60, 60, 60, 60]
     assert workloads.hold_pct("storm", workloads.PLANS["full"]["storm"], "16n") == 0
     assert workloads.command("pagefault", "patched", plan, "1n") == \
-        "VARIANTS='off on on off' sh /scripts/workload.sh pagefault 64 4 0 '1 2'"
+        "VARIANTS='off on on off' sh /scripts/workload.sh pagefault 64 2 0 '1 2'"
     assert workloads.command("pagefault", "base", plan, "flex32") == \
-        "VARIANTS='base base' sh /scripts/workload.sh pagefault 64 4 60 '1 2'"
+        "VARIANTS='base base' sh /scripts/workload.sh pagefault 64 2 60 '1 2'"
     # Variants x kinds x task counts.
     assert workloads.expected("pagefault", "patched", plan) == 4 * 2 * 2
     assert workloads.expected("pagefault", "base", plan) == 2 * 2 * 2

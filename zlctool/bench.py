@@ -201,7 +201,12 @@ def boot_order(plan):
     return order
 
 
-def run_guests(kernels, hog, plan, mem, cpus, t0, name, extra=(), nodes_shift=6, append=""):
+def run_guests(kernels, hog, plan, mem, cpus, t0, name, extra=(), nodes_shift=6, append="",
+               failures=None):
+    """Boot every kernel and topology of the plan, in boot_order(); the
+    records of every pass.  A boot whose hog failed one of its own checks
+    (a "not ok" line) but ran every pass is a finding, not a lost run: its
+    failed checks go to failures, a list, and the boots go on."""
     records = []
     rounds = plan.get("rounds", 1)
     order = boot_order(plan)
@@ -233,15 +238,20 @@ def run_guests(kernels, hog, plan, mem, cpus, t0, name, extra=(), nodes_shift=6,
                         on_line=progress, extra=extra, append=append, quiet=True)
         log = os.path.relpath(res.log, TOP)
         progress_boot.finish(f"round {rnd + 1}/{rounds}, {kernel} kernel, {topo.describe()}")
-        if res.status != 0:
-            raise guest.GuestError(f"the hog failed in the {kernel} guest on {topo.label()} "
-                                  f"(exit {res.status}); log: {log}")
         got = parse_console(res.lines, kernel, nodes, rnd, topo.label())
         want = sum(passes_per_row(p, plan["reps"], mode) for p in plan["pcts"]) * \
             len(plan["threads"])
+        failed = [l.strip() for l in res.lines if l.startswith("not ok")]
+        if res.status != 0 and (not failed or len(got) != want or failures is None):
+            raise guest.GuestError(f"the hog failed in the {kernel} guest on {topo.label()} "
+                                  f"(exit {res.status}); log: {log}")
         if len(got) != want:
             raise guest.GuestError(f"expected {want} passes from the {kernel} guest on "
                                   f"{topo.label()}, got {len(got)}; log: {log}")
+        for line in failed:
+            failures.append(f"{kernel} kernel, {topo.label()}, round {rnd + 1}: {line} "
+                            f"(log: {log})")
+            print(f"[bench] the hog's own check failed: {failures[-1]}", flush=True)
         records += got
     return records
 
@@ -324,11 +334,11 @@ def provenance(kernel_dir=None, start=None):
 def draft_reason():
     """Why a run is a draft rather than a run of record, or "": the
     project's files (patches/ and the tooling, untracked ones too that git
-    does not ignore; results/ aside) differ from its commit, a kernel work
-    tree holds work that its series does not (make check-export), or the
-    unpatched base's tree (build/linux-BASE-base) is not the base as
-    fetched."""
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", ".", ":!results"],
+    does not ignore; the prose and results/ aside: NOT_MEASURED) differ
+    from its commit, a kernel work tree holds work that its series does not
+    (make check-export), or the unpatched base's tree
+    (build/linux-BASE-base) is not the base as fetched."""
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", ".", *NOT_MEASURED],
                            capture_output=True, text=True, cwd=TOP)
     if dirty.returncode or dirty.stdout.strip():
         return "the project's files differ from its commit"
@@ -347,13 +357,24 @@ def draft_reason():
     return ""
 
 
+# What no run measures: where runs are written, and the prose.
+NOT_MEASURED = (":!results", ":!docs", ":!*.md")
+
+
 def still_source(start):
-    """start (source()), its draft reason set if the project moved or
-    changed while the run ran: what ran may then not be start's commit."""
+    """start (source()), its draft reason set if the project changed while
+    the run ran, other than in NOT_MEASURED: what ran may then not be
+    start's commit."""
     end = source()
-    if not start["draft"] and (end["commit"] != start["commit"] or end["draft"]):
-        return dict(start, draft="the project changed while the run ran: "
-                    + (end["draft"] or f"its commit moved to {end['commit'][:12]}"))
+    if start["draft"]:
+        return start
+    if end["draft"]:
+        return dict(start, draft="the project changed while the run ran: " + end["draft"])
+    moved = subprocess.run(["git", "diff", "--quiet", start["commit"], end["commit"], "--",
+                            ".", *NOT_MEASURED], cwd=TOP).returncode
+    if moved:
+        return dict(start, draft="the project changed while the run ran: its commit moved "
+                    f"to {end['commit'][:12]}")
     return start
 
 
@@ -515,7 +536,7 @@ def main(argv=None):
     t0 = time.monotonic()
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     start = source()
-    records, samples = [], {}
+    records, samples, failures = [], {}, []
     append = " ".join(a for a in (BENCH_APPEND, args.append) if a)
     try:
         kernel_dir = None
@@ -527,6 +548,7 @@ def main(argv=None):
                 os.path.dirname(kernels["patched"]))))
             if "hog" in works:
                 records = run_guests(kernels, hog, plan, args.mem, args.cpus, t0, name,
+                                     failures=failures,
                                      extra=ICOUNT_ARGS if counted else (),
                                      nodes_shift=args.nodes_shift, append=append)
             others = [w for w in works if w != "hog"]
@@ -545,7 +567,7 @@ def main(argv=None):
                 nodes_shift=args.nodes_shift, workloads=works,
                 config=None if args.hw else " ".join(config_fragments(args)[0]),
                 append="" if args.hw else append,
-                hw=args.hw, icount=counted, date=date, command=make_command(args, name),
+                hw=args.hw, icount=counted, date=date, hog_failures=failures, command=make_command(args, name),
                 seconds=round(time.monotonic() - t0), provenance=provenance(kernel_dir, still_source(start)))
     if records:
         print("\n" + report.write_run(run_dir, records, meta) + "\n")
@@ -567,6 +589,10 @@ def main(argv=None):
             return 1
         print(f"[bench] check: every workload made records with locality figures; "
               f"stress-ng verified")
+    if failures:
+        print(f"[bench] the hog's own checks failed {len(failures)} time(s): see the top of "
+              f"{os.path.relpath(run_dir, TOP)}/report.txt", file=sys.stderr)
+        return 1
     return 0
 
 

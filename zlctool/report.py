@@ -633,6 +633,8 @@ def report_text(records, meta):
              ""]
     if meta.get("command"):
         lines.insert(1, f"  again: {meta['command']}")
+    for f in reversed(meta.get("hog_failures") or []):
+        lines.insert(0, f"THE HOG'S OWN CHECK FAILED: {f}")
     if meta.get("provenance", {}).get("draft"):
         lines.insert(0, f"DRAFT, not a run of record: {meta['provenance']['draft']}")
     if any("topology" in r for r in records):

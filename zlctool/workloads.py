@@ -99,7 +99,7 @@ PLANS = {
         storm=dict(secs=4, hog_pct=80, churn_mib=4, rounds=3, patched="off on on off",
                    base="base base"),
         # (topology, HOLD_PCT): room on the CPUs' own nodes, then spilling.
-        pagefault=dict(secs=4, mib=64, tasks=[1, 2], boots=2,
+        pagefault=dict(secs=2, mib=64, tasks=[1, 2], boots=2,
                        topologies=[("1", 0), ("2", 0), ("nps4", 60), ("cxl", 60),
                                    ("flex32", 60), ("64", 60)],
                        patched="off on on off", base="base base"),
