@@ -560,3 +560,26 @@ def test_zlcload_hold_prefers_its_node(zlcload):
                        shell=True, capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
     assert "zlc-hold-ready" in r.stdout and '"load": "hog", "mib": 8' in r.stdout
+
+
+def test_pagefault_holds_start_with_and_without_a_node(tmp_path):
+    """hold_start and cpu_nodes of workload.sh under sh -u, with a stand-in
+    zlcload that records its arguments: a hold without a node (the rest)
+    and one preferring node 0 both start and are waited for."""
+    with open(os.path.join(workloads.TOP, "zlctool", "in_guest", "workload.sh")) as f:
+        script = f.read()
+    funcs = script[script.index("# The nodes of the CPUs, each once."):
+                   script.index("pagefault() {")]
+    stub = tmp_path / "zlcload"
+    stub.write_text(f"#!/bin/sh\necho \"$*\" >> {tmp_path}/args\necho zlc-hold-ready\n"
+                    "trap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n")
+    stub.chmod(0o755)
+    test = tmp_path / "t.sh"
+    test.write_text("set -u\nholds=''\n" + funcs.replace("/tmp/hold.", f"{tmp_path}/hold.") +
+                    "hold_start rest 8\nhold_start node0 4 0\n"
+                    "for h in $holds; do kill -TERM $h; wait $h; done\ncpu_nodes\n")
+    r = subprocess.run(["sh", str(test)], capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "args").read_text().split("\n")[:2] == ["hold 8", "hold 4 0"]
+    assert r.stdout.split() and all(n.isdigit() for n in r.stdout.split())

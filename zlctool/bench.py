@@ -357,8 +357,10 @@ def draft_reason():
     return ""
 
 
-# What no run measures: where runs are written, and the prose.
-NOT_MEASURED = (":!results", ":!docs", ":!*.md")
+# What no run measures: where runs are written, and the prose (the cover
+# letters among it).
+NOT_MEASURED = (":!results", ":!docs", ":!*.md", ":!patches/0000-cover-letter.patch",
+                ":!patches/6.12/0000-cover-letter.patch")
 
 
 def still_source(start):

@@ -229,7 +229,7 @@ cpu_nodes() {
 hold_start() {
 	rm -f "/tmp/hold.$1.out"
 	# shellcheck disable=SC2086 # $3 is a node or nothing
-	zlcload hold "$2" $3 > "/tmp/hold.$1.out" &
+	zlcload hold "$2" ${3:-} > "/tmp/hold.$1.out" &
 	holds="$holds $!"
 	until grep -qs '^zlc-hold-ready' "/tmp/hold.$1.out"; do
 		kill -0 "$!" 2> /dev/null ||
