@@ -494,7 +494,7 @@ def test_pagefault_script_holds_memory_around_the_samples():
     # A hold is ready before the next starts; the CPUs' nodes are held
     # first, the rest after, all before the warm-up; the warm-up comes
     # before the first sample, and the holds end after the last.
-    assert start.index('zlcload hold "$2" $3') < start.index("zlc-hold-ready")
+    assert start.index('zlcload hold "$2" ${3:-}') < start.index("zlc-hold-ready")
     assert body.index('hold_start "node$node"') < body.index("hold_start rest") < \
         body.index('zlcload pf anon "$mib" 1 1') < body.index("sample pagefault") < \
         body.index('kill -TERM "$h"')
