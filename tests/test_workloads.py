@@ -583,3 +583,11 @@ def test_pagefault_holds_start_with_and_without_a_node(tmp_path):
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "args").read_text().split("\n")[:2] == ["hold 8", "hold 4 0"]
     assert r.stdout.split() and all(n.isdigit() for n in r.stdout.split())
+
+
+def test_every_other_boot_runs_the_variants_in_reverse():
+    plan = dict(patched="off on", base="base", rounds=1)
+    assert workloads.variants("patched", plan) == "off on"
+    assert workloads.variants("patched", plan, boot=1) == "on off"
+    plan["rounds"] = 2
+    assert workloads.variants("patched", plan, boot=1) == "off on on off"   # ABBA reversed

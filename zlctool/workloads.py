@@ -292,12 +292,14 @@ def finish(s):
 
 # --- running ----------------------------------------------------------------------
 
-def variants(kernel, plan):
+def variants(kernel, plan, boot=0):
     """The variants of one boot, in order: the plan's, once per round,
-    each round in the reverse order of the one before (off on, on off)."""
+    each round in the reverse order of the one before (off on, on off),
+    and every other boot (BOOTS=) the whole in reverse."""
     one = (plan["base"] if kernel == "base" else plan["patched"]).split()
-    return " ".join(" ".join(one if r % 2 == 0 else one[::-1])
-                    for r in range(plan.get("rounds", 1)))
+    order = [" ".join(one if r % 2 == 0 else one[::-1]) for r in range(plan.get("rounds", 1))]
+    words = " ".join(order).split()
+    return " ".join(words[::-1] if boot % 2 else words)
 
 
 def hold_pct(work, plan, label):
@@ -308,10 +310,11 @@ def hold_pct(work, plan, label):
     return next(h for t, h in plan["topologies"] if Topology.parse(t).label() == label)
 
 
-def command(work, kernel, plan, label=None):
+def command(work, kernel, plan, label=None, boot=0):
     """The guest's command for a workload on one kernel; label: the boot's
-    (boots()), for pagefault's HOLD_PCT."""
-    v = variants(kernel, plan)
+    (boots()), for pagefault's HOLD_PCT; boot: which boot of the kernel
+    (variants())."""
+    v = variants(kernel, plan, boot)
     if work == "stutter":
         args = f"{plan['secs']} {plan['hog_pct']}"
     elif work == "churn":
@@ -370,7 +373,7 @@ def run(work, kernels, plan, name, hog, zlcload, progress, append=""):
             what = f"{work}, {kernel} kernel, {topo.describe()}" + \
                 (f", boot {boot + 1}" if len(order) > len(kernels) else "")
             progress.start(what)
-            res = guest.run(kernels[kernel], topo, command(work, kernel, plan, label),
+            res = guest.run(kernels[kernel], topo, command(work, kernel, plan, label, boot),
                             binaries=binaries, copies=files, timeout=5400,
                             stage=f"bench-{name}",
                             name=f"{work}-{kernel}-{label}" + (f"-b{boot + 1}" if boot else ""),
