@@ -352,6 +352,7 @@ def test_a_failed_check_of_the_hog_is_kept_as_a_finding(monkeypatch, tmp_path):
                             failures=failures)
     assert len(recs) == 2 and len(failures) == 2
     assert "not ok 4 the cache on missed its node" in failures[0]
+    assert len(bench.run_guests({"base": "k", "patched": "k"}, "hog", plan, "2G", "2", 0, "t")) == 2
     Res.lines = lines[:1] + lines[2:]          # no pass: a lost boot, not a finding
     with pytest.raises(bench.guest.GuestError):
         bench.run_guests({"base": "k"}, "hog", plan, "2G", "2", 0, "t", failures=[])

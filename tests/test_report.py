@@ -387,23 +387,33 @@ def test_a_draft_run_says_so_first(tmp_path):
     assert (tmp_path / "t" / "plot.png").exists()
 
 
-def test_balance_line_tells_a_williams_order_from_a_fixed_one():
-    def recs(orders):
+def test_balance_line_judges_each_boot():
+    """The order is judged boot by boot: a Williams order in every boot is
+    balanced; v1's fixed order (off, on, placed | placed, on, off: on
+    always in the middle) is not, and a boot of it is named even when the
+    other boots' counts would even it out when pooled."""
+    def recs(orders, topo="64n", rnd=0):
         out, prev = [], "-"
         for rep, order in enumerate(orders):
             for pos, kind in enumerate(order):
-                out.append(dict(ref_rec("patched", kind, "64n", 1.0), rep=rep, pos=pos, prev=prev))
+                out.append(dict(ref_rec("patched", kind, topo, 1.0, rnd=rnd), rep=rep, pos=pos,
+                                prev=prev))
                 prev = kind
         return out
     williams = ["off on placed".split(), "on placed off".split(), "placed off on".split(),
                 "placed on off".split(), "off placed on".split(), "on off placed".split()]
-    assert report.balance_line(recs(williams)) == (
-        "order, patched kernel, 90%: every kind in every position equally often; "
-        "each kind after each other equally often (inside a repetition)")
-    # The v1 order: off, on, placed | placed, on, off: on always in the middle.
+    both = recs(williams) + recs(williams, rnd=1)
+    assert report.balance_line(both) == (
+        "order, patched kernel, 90%: in each of its 2 boots every kind in every position "
+        "equally often, and after each other equally often (inside a repetition)")
     fixed = ["off on placed".split(), "placed on off".split()] * 3
-    line = report.balance_line(recs(fixed))
-    assert "positions unbalanced" in line and "on 0,6,0" in line
+    line = report.balance_line(recs(williams) + recs(fixed, rnd=1))
+    assert "unbalanced in 1 of 2 boots: 64n round 2 (" in line and "on 0,6,0" in line
+    # Two boots whose halves mirror each other pool to even counts: still named.
+    half = [williams[0]] * 6
+    mirror = [williams[3]] * 6
+    line = report.balance_line(recs(half) + recs(mirror, rnd=1))
+    assert "unbalanced in 2 of 2 boots" in line
 
 
 def test_compare_runs_with_topologies_and_an_older_run(tmp_path):

@@ -208,6 +208,7 @@ def run_guests(kernels, hog, plan, mem, cpus, t0, name, extra=(), nodes_shift=6,
     (a "not ok" line) but ran every pass is a finding, not a lost run: its
     failed checks go to failures, a list, and the boots go on."""
     records = []
+    failures = [] if failures is None else failures
     rounds = plan.get("rounds", 1)
     order = boot_order(plan)
     progress_boot = guest.Progress("bench", len(order))
@@ -242,7 +243,7 @@ def run_guests(kernels, hog, plan, mem, cpus, t0, name, extra=(), nodes_shift=6,
         want = sum(passes_per_row(p, plan["reps"], mode) for p in plan["pcts"]) * \
             len(plan["threads"])
         failed = [l.strip() for l in res.lines if l.startswith("not ok")]
-        if res.status != 0 and (not failed or len(got) != want or failures is None):
+        if res.status != 0 and (not failed or len(got) != want):
             raise guest.GuestError(f"the hog failed in the {kernel} guest on {topo.label()} "
                                   f"(exit {res.status}); log: {log}")
         if len(got) != want:
@@ -270,8 +271,9 @@ def plan_topology(spec, mem, cpus, nodes_shift):
     return Topology.parse(spec, nodes_shift=nodes_shift)
 
 
-def run_host(hog, plan):
-    """HW=1: the selftest on this machine, as booted, into the same records."""
+def run_host(hog, plan, failures):
+    """HW=1: the selftest on this machine, as booted, into the same records;
+    a check of the hog's that fails goes to failures, as in run_guests()."""
     nodes = len([d for d in os.listdir("/sys/devices/system/node") if re.fullmatch(r"node\d+", d)])
     mode = "compare" if os.path.exists("/proc/sys/vm/zonelist_cache") and os.geteuid() == 0 else "asis"
     kernel = "patched" if mode == "compare" else "base"
@@ -285,6 +287,11 @@ def run_host(hog, plan):
                                  capture_output=True, text=True)
             sys.stdout.write(out.stdout)
             lines += out.stdout.splitlines()
+            failed = [l.strip() for l in out.stdout.splitlines() if l.startswith("not ok")]
+            if out.returncode and not failed:
+                raise guest.GuestError(f"the hog failed on this machine (exit {out.returncode}): "
+                                       + out.stderr.strip()[-300:])
+            failures += [f"this machine, {p}%, {t} threads: {l}" for l in failed]
     return parse_console(lines, kernel, nodes)
 
 
@@ -543,7 +550,7 @@ def main(argv=None):
     try:
         kernel_dir = None
         if args.hw:
-            records = run_host(build_hog(), plan)
+            records = run_host(build_hog(), plan, failures)
         else:
             kernels, hog = build(args)
             kernel_dir = os.path.dirname(os.path.dirname(os.path.dirname(

@@ -274,16 +274,17 @@ def nospill(records, threads=HEADLINE["threads"], field="real"):
 
 
 def balance(records):
-    """How balanced each boot's order of kinds was, per kernel and row:
-    {(kernel, pct): (positions, followers)}, where positions maps each kind
-    to how often it ran at each position of its repetition, and followers
-    each ordered pair (kind before, kind) to how often it occurred inside a
-    repetition, over all topologies and boots."""
+    """How balanced each boot's order of kinds was: {(kernel, pct,
+    topology, round): (positions, followers)}, one entry a boot and row,
+    where positions maps each kind to how often it ran at each position of
+    its repetition, and followers each ordered pair (kind before, kind) to
+    how often it occurred inside a repetition."""
     out = {}
     for r in records:
         if r.get("pos") is None:
             continue
-        pos, fol = out.setdefault((r["kernel"], r["mem_pct"]), ({}, {}))
+        key = (r["kernel"], r["mem_pct"], str(where(r)), r.get("round", 0))
+        pos, fol = out.setdefault(key, ({}, {}))
         counts = pos.setdefault(r["zlc"], {})
         counts[r["pos"]] = counts.get(r["pos"], 0) + 1
         if r["pos"] > 0 and r.get("prev") not in (None, "-", r["zlc"]):
@@ -291,26 +292,35 @@ def balance(records):
     return out
 
 
+def _balanced(pos, fol):
+    """(positions balanced, followers balanced) of one balance() entry."""
+    npos = max((p for c in pos.values() for p in c), default=0) + 1
+    cells = {n for c in pos.values() for n in (c.get(p, 0) for p in range(npos))}
+    kinds = sorted(pos)
+    after = {fol.get((a, b), 0) for a in kinds for b in kinds if a != b}
+    return len(cells) == 1, len(after) <= 1
+
+
 def balance_line(records):
-    """One line per kernel and row: whether every kind ran in every
-    position equally often, and each kind after each other kind equally
-    often."""
-    lines = []
-    for (kernel, pct), (pos, fol) in sorted(balance(records).items()):
-        npos = max((p for c in pos.values() for p in c), default=0) + 1
-        cells = {n for c in pos.values() for n in (c.get(p, 0) for p in range(npos))}
-        kinds = sorted(pos)
-        after = {fol.get((a, b), 0) for a in kinds for b in kinds if a != b}
-        lines.append(f"order, {kernel} kernel, {pct}%: " +
-                     ("every kind in every position equally often" if len(cells) == 1
-                      else "positions unbalanced: " + "; ".join(
-                          f"{k} " + ",".join(str(pos[k].get(p, 0)) for p in range(npos))
-                          for k in kinds)) +
-                     ("; each kind after each other equally often (inside a repetition)"
-                      if len(after) <= 1
-                      else "; followers unbalanced: " + ", ".join(
-                          f"{a}>{b} {fol.get((a, b), 0)}" for a in kinds for b in kinds
-                          if a != b)))
+    """One line per kernel and row: whether in every boot every kind ran
+    in every position equally often, and, inside a repetition, after
+    every other kind equally often; else the boots that were not."""
+    by, lines = {}, []
+    for (kernel, pct, topo, rnd), (pos, fol) in sorted(balance(records).items()):
+        by.setdefault((kernel, pct), []).append((topo, rnd, _balanced(pos, fol), pos))
+    for (kernel, pct), boots in sorted(by.items()):
+        bad = [b for b in boots if not all(b[2])]
+        if not bad:
+            lines.append(f"order, {kernel} kernel, {pct}%: in each of its {len(boots)} boots "
+                         "every kind in every position equally often, and after each other "
+                         "equally often (inside a repetition)")
+            continue
+        lines.append(f"order, {kernel} kernel, {pct}%: unbalanced in {len(bad)} of {len(boots)} "
+                     "boots: " + "; ".join(
+                         f"{t} round {r + 1} (" + ", ".join(
+                             f"{k} " + ",".join(str(p[k].get(i, 0)) for i in range(
+                                 max(x for c in p.values() for x in c) + 1))
+                             for k in sorted(p)) + ")" for t, r, _, p in bad))
     return "\n".join(lines) or "order: not recorded"
 
 
