@@ -504,11 +504,8 @@ def plot(records, path, meta=None, pct=HEADLINE["pct"], threads=HEADLINE["thread
     ax.set_xticklabels([str(n) for n in nodes])
     ax.set_xlabel("NUMA nodes (same total memory)")
     ax.set_ylabel(f"{unit} (median, min-max bars)")
-    prov = meta.get("provenance", {})
-    ax.set_title(f"memory hog, {pct}% of memory, {threads} threads, QEMU TCG"
-                 + (" -icount" if field == "real" else "") + "\n"
-                 f"{prov.get('kernel', '?')}, {meta.get('date', '?')}, "
-                 f"{prov.get('host_cpu', '?')}", fontsize=9)
+    host = (meta.get("provenance") or {}).get("host_cpu", "?")
+    hog_title(ax, meta, field, pct, threads, "", f", {host}")
     ax.set_ylim(bottom=0)
     save_plot(fig, ax, path)
 
@@ -548,11 +545,16 @@ def reference_plot(records, path, meta, field, unit, pct, threads):
     ax.set_xticklabels([str(t) for t in tops])
     ax.set_xlabel("topology")
     ax.set_ylabel(f"{unit} (median, min-max whiskers)")
+    hog_title(ax, meta, field, pct, threads, " (hatched: placed that walked)", "")
+    save_plot(fig, ax, path)
+
+
+def hog_title(ax, meta, field, pct, threads, note, host):
+    """The title of a hog plot: what ran, then the kernel and the date."""
     prov = meta.get("provenance", {})
     ax.set_title(f"memory hog, {pct}% of memory, {threads} threads, QEMU TCG"
-                 + (" -icount" if field == "real" else "") + " (hatched: placed that walked)\n"
-                 f"{prov.get('kernel', '?')}, {meta.get('date', '?')}", fontsize=9)
-    save_plot(fig, ax, path)
+                 + (" -icount" if field == "real" else "") + note + "\n"
+                 f"{prov.get('kernel', '?')}, {meta.get('date', '?')}{host}", fontsize=9)
 
 
 def save_plot(fig, ax, path):
