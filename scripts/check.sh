@@ -319,10 +319,7 @@ check_litmus() {
 	rm -rf "$lkmm" "$lkmm-out"
 	cp -r "$tree/tools/memory-model" "$lkmm"
 	mkdir -p "$lkmm/zlc" "$lkmm-out/zlc"
-	# The 6.12 backport is still v1, whose ordering litmus/6.12/ models.
-	local lit=$top/litmus
-	[ "${BASE:-7.3}" != 6.12 ] || lit=$top/litmus/6.12
-	cp "$lit"/*.litmus "$lkmm/zlc/"
+	cp "$top"/litmus/*.litmus "$lkmm/zlc/"
 	tests=$(cd "$lkmm" && ls zlc/*.litmus)
 	n=$(wc -l <<< "$tests")
 	# shellcheck disable=SC2086 # one word per test
