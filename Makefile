@@ -24,7 +24,7 @@ STAGE    := $(PY) -m zlctool.stage $(RESULTS)
 KUNIT_TOPOLOGIES ?= 1 2 4 64 6G,cpus=0-1/1G
 KUNIT_CONFIGS    := configs/kunit.config $(TREE)/mm/tests/.kunitconfig
 
-.PHONY: help deps tree export check-export check-export-base post kunit kunit-debug arm64 selftest locality hotplug pytest test bench compare guest base-tree base-guest run shell check deb
+.PHONY: help deps tree export check-export check-export-base post kunit kunit-debug arm64 selftest locality hotplug pytest test bench profile compare guest base-tree base-guest run shell check deb
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -201,6 +201,10 @@ ifeq (compare,$(firstword $(MAKECMDGOALS)))
 RUNS ?= $(wordlist 2,$(words $(MAKECMDGOALS)),$(MAKECMDGOALS))
 $(eval $(RUNS):;@:)
 endif
+
+profile: $(if $(filter base,$(KERNEL)),base-guest,guest) $(OUT)/selftests/zonelist_cache_memhog ## where hog passes' instructions go, per kernel function, counted by QEMU: make profile NODES=64 KINDS='on on on on off off' (PCT=12; KERNEL=base KINDS='asis asis', or a bzImage)
+	@scripts/deps.sh
+	$(PY) -m zlctool.profile --kernel '$(KERNEL)' --topology '$(NODES)' $(if $(KINDS),--kinds '$(KINDS)') $(if $(PCT),--pct $(PCT))
 
 compare: ## compare named runs side by side, mmtests style: make compare NAME1 NAME2 ...
 	@$(PY) -m zlctool.compare $(addprefix results/,$(or $(RUNS),$(error name the runs: make compare NAME1 NAME2)))

@@ -31,11 +31,11 @@ def test_guest_script_cycles_the_movable_blocks_of_one_node():
     assert "zlc-rerun-hog: " in script[hog:]
 
 
-def test_guest_script_counts_rebuild_wipes_per_node():
+def test_guest_script_counts_marks_and_recoveries_per_node():
     with open(os.path.join(guest.SCRIPTS, "hotplug.sh")) as f:
         script = f.read()
-    assert 'if cause == $rebuild" > $ev/mm_zlc_wipe/trigger' in script
-    assert "want=$((2 * (1 + 2 * CYCLES)))" in script
+    assert 'echo "hist:keys=node_id,full:size=512" > $ev/mm_zlc_zone/trigger' in script
+    assert "rec=$(( $(count 0) - rec0 ))" in script
 
 
 def test_each_rerun_needs_its_own_summary():

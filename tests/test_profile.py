@@ -1,0 +1,104 @@
+"""zlctool.profile: the plugin's dumps named by System.map, and the report."""
+
+import os
+import subprocess
+
+import pytest
+
+from zlctool import profile
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SYSTEM_MAP = """\
+ffffffff81000000 T _stext
+ffffffff81001000 t get_page_from_freelist
+ffffffff81002000 T __rmqueue_pcplist
+ffffffff81003000 d some_data
+ffffffff81004000 W weak_fn
+"""
+
+
+@pytest.fixture
+def syms(tmp_path):
+    p = tmp_path / "System.map"
+    p.write_text(SYSTEM_MAP)
+    return profile.symbols(str(p))
+
+
+def test_symbols_are_text_only_and_sorted(syms):
+    assert [n for _, n in syms] == ["_stext", "get_page_from_freelist",
+                                    "__rmqueue_pcplist", "weak_fn"]
+
+
+def test_blocks_count_toward_the_function_they_start_in(tmp_path, syms):
+    dump = tmp_path / "dump.1"
+    dump.write_text("ffffffff81001010 100\nffffffff81001ff0 50\n"
+                    "ffffffff81002000 7\n0 1000\nffffffff81003500 3\n")
+    funcs = profile.per_function(str(dump), syms)
+    # A block in data (a hole between functions) counts for the function
+    # before it: System.map names no end.
+    assert funcs == {"get_page_from_freelist": 150, "__rmqueue_pcplist": 10,
+                     profile.USER: 1000}
+
+
+def passes():
+    def p(kind, gpff, rmq):
+        return dict(kind=kind, real=0, funcs={"get_page_from_freelist": gpff,
+                                             "__rmqueue_pcplist": rmq})
+    return [p("on", 100e6, 50e6), p("on", 100e6, 90e6), p("on", 101e6, 52e6),
+            p("on", 100e6, 95e6), p("off", 300e6, 50e6), p("off", 301e6, 51e6)]
+
+
+def test_halves_rank_passes_by_their_counted_instructions():
+    fast, slow = profile.halves([p for p in passes() if p["kind"] == "on"])
+    assert [p["funcs"]["__rmqueue_pcplist"] for p in fast] == [50e6, 52e6]
+    assert [p["funcs"]["__rmqueue_pcplist"] for p in slow] == [90e6, 95e6]
+
+
+def test_table_names_where_the_slow_half_spends_more():
+    lines = profile.table(passes(), top=2)
+    slow = lines.index(next(l for l in lines if "where on's slower half" in l))
+    # First after the header: the function the slow passes spend on.
+    first = lines[slow + 2].split()
+    assert first[0] == "__rmqueue_pcplist"
+    # on median, off median, on slow-fast, off slow-fast (Minsn)
+    assert first[1:] == ["71.00", "50.50", "+41.50", "+1.00"]
+
+
+def test_plugin_source_builds_without_warnings(tmp_path):
+    """The plugin's C, against a stub of the one header it needs (the
+    real one comes from QEMU's source package: scripts/tbprof.sh)."""
+    hdr = tmp_path / "qemu-plugin.h"
+    hdr.write_text("""
+#include <stdint.h>
+#include <stddef.h>
+#define QEMU_PLUGIN_EXPORT __attribute__((visibility("default")))
+#define QEMU_PLUGIN_VERSION 1
+typedef uint64_t qemu_plugin_id_t;
+typedef struct qemu_info_t qemu_info_t;
+struct qemu_plugin_tb;
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS };
+enum qemu_plugin_op { QEMU_PLUGIN_INLINE_ADD_U64 };
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb,
+    enum qemu_plugin_op op, void *ptr, uint64_t imm);
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb,
+    void (*cb)(unsigned int, void *), enum qemu_plugin_cb_flags flags, void *userdata);
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
+    void (*cb)(qemu_plugin_id_t, struct qemu_plugin_tb *));
+""")
+    r = subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-I", str(tmp_path),
+                        "-o", str(tmp_path / "tbprof.so"),
+                        os.path.join(TOP, "zlctool", "tbprof", "tbprof.c")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_table_names_where_the_first_kind_spends_more_than_the_others():
+    lines = profile.table(passes(), top=2)
+    i = lines.index(next(l for l in lines if "where on spends most over off" in l))
+    assert "a pass's median total 171.50 against 351.00" in lines[i]
+    # Where on spends more than off first: its rmqueue; its walk saves.
+    assert [lines[i + 2].split()[0], lines[i + 3].split()[0]] == [
+        "__rmqueue_pcplist", "get_page_from_freelist"]
