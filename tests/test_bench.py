@@ -325,8 +325,12 @@ def test_make_command_gives_the_run_again():
 def test_workload_plans_take_boots_and_variants():
     plans = bench.workload_plans(False, boots=2, variants="off off")
     assert plans["stutter"]["boots"] == 2 and plans["stutter"]["patched"] == "off off"
-    assert plans["stutter"]["base"] == "base base"
+    assert plans["stutter"]["base"] == "base base base base"
     plans = bench.workload_plans(False)
+    # stutter's reclaim grows with a sample's position in its boot: the
+    # base boots take as many samples as the patched ones, so that each
+    # variant has a base sample at its own positions.
+    assert len(plans["stutter"]["base"].split()) == len(plans["stutter"]["patched"].split())
     assert plans["stutter"]["boots"] == 1 and plans["pagefault"]["boots"] == 2
     assert plans["stutter"]["patched"] == "off on on off"
 

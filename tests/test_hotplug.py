@@ -34,7 +34,8 @@ def test_guest_script_cycles_the_movable_blocks_of_one_node():
 def test_guest_script_counts_marks_and_recoveries_per_node():
     with open(os.path.join(guest.SCRIPTS, "hotplug.sh")) as f:
         script = f.read()
-    assert 'echo "hist:keys=node_id,full:size=512" > $ev/mm_zlc_zone/trigger' in script
+    assert 'echo "hist:keys=node_id:size=512" > $ev/mm_zlc_$e/trigger' in script
+    assert "for e in full recover; do" in script
     assert "rec=$(( $(count 0) - rec0 ))" in script
 
 

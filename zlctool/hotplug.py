@@ -12,18 +12,18 @@ memory blocks are onlined into ZONE_MOVABLE, which node 3 did not have,
 then taken offline and online again, several times: each time the zone
 fills or empties, the zonelists are rebuilt under the running allocations
 and zonerefs move.  Afterwards the suite is run again through
-/sys/kernel/debug/kunit/zonelist_cache/run, so that its cases (z_to_n
-against the rebuilt zonelists among them) check the cache as hotplug left
-it, then a third time in the same boot beside a hog that spills past
-node 0 (--no-beside-hog, make hotplug BESIDE_HOG=0, leaves that out).
-Before that, a histogram trigger on kmem:mm_zlc_zone counts per node the
-marks the hog made meanwhile.  Still under the
+/sys/kernel/debug/kunit/zonelist_cache/run, so that its cases (the
+rebuild case among them) check the cache as hotplug left it, then a
+third time in the same boot beside a hog that spills past node 0
+(--no-beside-hog, make hotplug BESIDE_HOG=0, leaves that out).  Before
+that, histogram triggers on kmem:mm_zlc_full and kmem:mm_zlc_recover count
+per node the marks the hog made meanwhile.  Still under the
 hog, CPU 1 goes offline and online as many times (the offline CPU's
 counter deltas are folded into its zones, a path that gives free pages
 back).  With the hog stopped, a load preferring node 3 and larger than it
 fills the node, several times: its zones must be marked, and their marks
 must end at least once each time the load gives the pages back
-(kmem:mm_zlc_zone, full=0, on node 3); a small load preferring node 3 must
+(kmem:mm_zlc_recover on node 3); a small load preferring node 3 must
 then land there, every page sampled.
 The guest's side is zlctool/in_guest/hotplug.sh.  Any
 warning, oops or KCSAN report on the console fails the run

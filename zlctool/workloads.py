@@ -14,6 +14,10 @@ the /proc/vmstat deltas and every node's numastat deltas:
            anonymous hog past memory, a copy of the file in a loop and a
            probe that maps, faults and unmaps 2 MiB of THP-advised memory
            and times each round trip (zlctool/in_guest/zlcload.c).
+           Reclaim grows with a sample's position in its boot (swap and
+           page cache fill): the base boots take four samples too, so
+           that off (first and fourth) and on (second and third) each
+           have base samples at their own positions.
   churn    the hog (one thread) spilling across 16 and 64 nodes, alone and
            while zlcload churn maps, faults and unmaps THP-advised memory
            preferring node 0, one of the full nodes.
@@ -91,7 +95,8 @@ STRESSORS = [
 # (QUICK=1 and make test: every workload once, records only).
 PLANS = {
     "full": dict(
-        stutter=dict(secs=45, hog_pct=105, file_pct=125, patched="off on on off", base="base base"),
+        stutter=dict(secs=45, hog_pct=105, file_pct=125, patched="off on on off",
+                     base="base base base base"),
         churn=dict(nodes=[16, 64], pct=90, churn_mib=64, patched="off on on off",
                    base="base base"),
         busy=dict(threads=[1, 3, 5, 7], pct=90, patched="off on", base="base"),

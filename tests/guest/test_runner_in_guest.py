@@ -77,9 +77,10 @@ def test_zonelist_cache_sysctl_rejects_bad_values():
     assert out[6] == "rc=0 " and out[7] == "now=1"
 
 
-def test_the_cache_shows_one_switch_one_counter_and_one_event():
+def test_the_cache_shows_one_switch_one_counter_and_two_events():
     """What an administrator sees of the cache: one sysctl, one counter in
-    /proc/vmstat, one kmem trace event, and nothing in debugfs."""
+    /proc/vmstat, two kmem trace events (a zone marked full, its marks
+    ended), and nothing in debugfs."""
     r = guest.run(KERNEL, Topology.parse("2:1G"),
                   "mount -t debugfs none /sys/kernel/debug; "
                   "mount -t tracefs nodev /sys/kernel/tracing; "
@@ -90,7 +91,7 @@ def test_the_cache_shows_one_switch_one_counter_and_one_event():
                   timeout=120)
     seen = [l for l in r.lines if l.startswith(("sysctl: ", "vmstat: ", "event: ", "debugfs: "))]
     assert seen == ["sysctl: zonelist_cache", "vmstat: zlc_skip",
-                    "event: mm_zlc_zone"]
+                    "event: mm_zlc_full", "event: mm_zlc_recover"]
 
 
 def test_zonelist_cache_off_from_the_command_line():

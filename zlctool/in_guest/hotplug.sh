@@ -27,17 +27,20 @@ movable() {
 }
 [ "$(movable)" = 0 ] || { echo "zlc-hotplug: node $NODE has a Movable zone before the DIMM"; exit 1; }
 before=$(total)
-# What hotplug does to the cache, from its tracepoint (kmem:mm_zlc_zone):
-# the marks the spilling hog makes meanwhile (full=1) and the recoveries
-# (full=0), counted per node by one histogram trigger.  A rebuilt
+# What hotplug does to the cache, from its tracepoints: the marks the
+# spilling hog makes meanwhile (kmem:mm_zlc_full) and the recoveries
+# (kmem:mm_zlc_recover), counted per node by a histogram trigger.  A rebuilt
 # zonelist's marks are cleared without a tracepoint; the KUnit suite, run
 # again below, checks that.
 ev=/sys/kernel/tracing/events/kmem
-echo "hist:keys=node_id,full:size=512" > $ev/mm_zlc_zone/trigger
+for e in full recover; do
+	echo "hist:keys=node_id:size=512" > $ev/mm_zlc_$e/trigger
+done
 # hist FULL: "NODE COUNT" per line, marks (1) or recoveries (0).
 hist() {
-	grep '^{' $ev/mm_zlc_zone/hist | tr '{}:,' '    ' |
-		awk -v full="${1:-1}" '$4 == full { print $2, $6 }'
+	e=full
+	[ "${1:-1}" = 0 ] && e=recover
+	grep '^{' $ev/mm_zlc_$e/hist | tr '{}:,' '    ' | awk '{ print $2, $4 }'
 }
 # start_hog MODE PCT THREADS LOG: the selftest hog in a loop, in the
 # background ($hog), touching PCT% of the memory available now, until
