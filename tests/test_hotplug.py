@@ -75,6 +75,23 @@ def test_the_rerun_must_give_each_case_its_boot_time_status():
     assert hotplug.rerun_differs(lines) == ["zonelist_cache.zlc_test_z_to_n"]
 
 
+def test_beside_the_hog_only_its_own_precondition_may_skip():
+    with open(os.path.join(os.path.dirname(__file__), "data", "hotplug-console.log")) as f:
+        lines = f.read().splitlines()
+    hog = [l.replace("zlc-rerun: ", "zlc-rerun-hog: ") for l in lines
+           if l.startswith("zlc-rerun: ")]
+    i = next(i for i, l in enumerate(hog) if "ok 1 zlc_test_z_to_n" in l)
+    for why, caught in (("node 0's first zone fails its low watermark", []),
+                        ("no nodes", ["zonelist_cache.zlc_test_z_to_n"])):
+        beside = list(hog)
+        beside[i] = beside[i].replace("ok 1 zlc_test_z_to_n", f"ok 1 zlc_test_z_to_n # SKIP {why}")
+        assert hotplug.rerun_differs(lines + beside, 1) == caught
+    # The first re-run, after hotplug without a load, allows no skip.
+    first = [l.replace("ok 1 zlc_test_z_to_n", "ok 1 zlc_test_z_to_n # SKIP first zone")
+             if l.startswith("zlc-rerun: ") else l for l in lines]
+    assert hotplug.rerun_differs(first) == ["zonelist_cache.zlc_test_z_to_n"]
+
+
 def test_markers_come_through_the_kernel_log():
     # A marker the guest echoed to the console could be cut by the suite's
     # own lines ("zlc-hotplug: rer[   13.1]     KTAP version 1"); through
