@@ -186,7 +186,7 @@ deb: tree ## Debian packages of the patched kernel in build/BASE/deb (KCONFIG=fi
 
 # --- measuring --------------------------------------------------------------
 
-bench: ## base vs off vs on: the hog and the workloads, into results/NAME/ (WORKLOADS=hog,stutter,churn,busy,stress,storm ROUNDS= REPS= BOOTS= VARIANTS='off off' NAME= QUICK=1 ICOUNT=1 TIMED=1 HW=1 CONFIG=distro|small NODES_SHIFT=10 MEM= BENCH_NODES=1,nps4,cxl,flex32,64 APPEND='movablecore=50%')
+bench: ## base vs off vs on: the hog and the workloads, into results/NAME/ (WORKLOADS=hog,stutter,churn,busy,stress,storm,pagefault,placement ROUNDS= REPS= BOOTS= VARIANTS='off off' NAME= QUICK=1 ICOUNT=1 TIMED=1 HW=1 CONFIG=distro|small NODES_SHIFT=10 MEM= BENCH_NODES=1,nps4,cxl,flex32,64 APPEND='movablecore=50%')
 	@scripts/deps.sh
 	$(PY) -m zlctool.bench $(if $(NAME),--name $(NAME)) $(if $(QUICK),--quick) $(if $(HW),--hw) \
 		$(if $(TIMED),--timed) \

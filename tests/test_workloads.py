@@ -499,7 +499,7 @@ def test_pagefault_script_holds_memory_around_the_samples():
         body.index('zlcload pf anon "$mib" 1 1') < body.index("sample pagefault") < \
         body.index('kill -TERM "$h"')
     assert 'zlcload pf "$k" "$mib" "$secs" "$t"' in body
-    assert "| storm | pagefault)" in script
+    assert "| storm | pagefault | placement)" in script
 
 
 def test_zlcload_pf_counts_every_page_it_wrote(zlcload, tmp_path):
@@ -591,3 +591,105 @@ def test_every_other_boot_runs_the_variants_in_reverse():
     assert workloads.variants("patched", plan, boot=1) == "on off"
     plan["rounds"] = 2
     assert workloads.variants("patched", plan, boot=1) == "off on on off"   # ABBA reversed
+
+
+def test_zlcload_fill_in_lock_step_counts_and_gives_its_nodes_distances(zlcload):
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("needs 2 CPUs")
+    out = subprocess.run([zlcload, "fill", "8", "2", "256"], capture_output=True, text=True,
+                         check=True).stdout
+    lines = [json.loads(l[len("zlc-load "):]) for l in out.splitlines()]
+    assert sorted(l["thread"] for l in lines) == [0, 1]
+    with open(f"/sys/devices/system/node/node{lines[0]['node']}/distance") as f:
+        row = [int(x) for x in f.read().split()]
+    for l in lines:
+        assert l["step_kib"] == 256 and l["mib"] == 4
+        assert sum(l["pages_per_node"]) + l["pages_unknown"] == 64
+        assert l["distance"] == row and l["distance"][l["node"]] == 10
+    free = subprocess.run([zlcload, "fill", "8", "2"], capture_output=True, text=True,
+                          check=True).stdout
+    assert all(json.loads(l[len("zlc-load "):])["step_kib"] == 0 for l in free.splitlines())
+    for bad in ("-4", "3"):
+        r = subprocess.run([zlcload, "fill", "8", "2", bad], capture_output=True, text=True)
+        assert r.returncode == 2 and "usage" in r.stderr
+
+
+def placement_sample(variant, step, topology, per_thread, dist):
+    """A placement sample whose fill put thread i's pages as per_thread[i]
+    says: (its CPU's node, pages per node); dist[n]: node n's distances."""
+    return dict(kernel="base" if variant == "base" else "patched", variant=variant,
+                workload="placement", topology=topology, step_kib=step,
+                threads=len(per_thread), numa=dict(other_node=1, local_node=1),
+                remote_pct=50.0, vmstat={"zlc_skip": 0}, loads=[
+                    dict(load="fill", thread=i, cpu=i, node=node, mib=4, step_kib=step,
+                         pages_per_node=per, pages_unknown=0, distance=dist[node])
+                    for i, (node, per) in enumerate(per_thread)])
+
+
+def test_placement_plans_boots_and_counts():
+    plan = workloads.PLANS["full"]["placement"]
+    boots = workloads.boots("placement", plan)
+    assert [b[3] for b in boots] == ["2n", "nps4", "cxl", "flex32"]
+    # Counted, as the hog's runs of record; two boots of each kernel.
+    assert all(b[2] and "-icount" in b[1] for b in boots) and plan["boots"] == 2
+    assert workloads.command("placement", "patched", plan, "nps4") == \
+        "VARIANTS='off on on off' sh /scripts/workload.sh placement 90 2 '0 2048'"
+    assert workloads.command("placement", "base", plan, "cxl", boot=1) == \
+        "VARIANTS='base base' sh /scripts/workload.sh placement 90 2 '0 2048'"
+    assert workloads.expected("placement", "patched", plan) == 4 * 2
+    assert workloads.expected("placement", "base", plan) == 2 * 2
+    quick = workloads.PLANS["quick"]["placement"]
+    assert [b[3] for b in workloads.boots("placement", quick)] == ["nps4"]
+    assert "placement" in workloads.NAMES and "placement" in workloads.TABLES
+
+
+def test_placement_script_reverses_the_steps_from_one_variant_to_the_next(tmp_path):
+    with open(os.path.join(workloads.TOP, "zlctool", "in_guest", "workload.sh")) as f:
+        script = f.read()
+    body = script[script.index("placement() {"):script.index("# storm: a hog holds")]
+    stub = ("sample() { w=$1 v=$2; shift 2; echo \"$w $v $*\"; }\n"
+            "avail_mib() { echo 1000; }\n" + body + "\nVARIANTS='off on on off'\n"
+            "placement 90 2 '0 2048'\n")
+    out = subprocess.run(["sh", "-c", stub], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    steps = [(l.split()[1], l.split()[3]) for l in out]
+    assert steps == [("off", "step_kib=0"), ("off", "step_kib=2048"),
+                     ("on", "step_kib=2048"), ("on", "step_kib=0"),
+                     ("on", "step_kib=0"), ("on", "step_kib=2048"),
+                     ("off", "step_kib=2048"), ("off", "step_kib=0")]
+    assert all(l.endswith("-- zlcload fill 900 2 " + l.split("step_kib=")[1].split()[0])
+               for l in out)
+
+
+def test_placement_table_gives_each_threads_own_node_share_and_distance():
+    dist = {0: [10, 20, 30], 1: [20, 10, 30]}
+    # Thread 0 on node 0: 30 of its 40 pages there, 10 on node 1; thread 1
+    # on node 1: 20 there, 20 on node 2.
+    base = placement_sample("base", 2048, "nps4", [(0, [30, 10]), (1, [0, 20, 20])], dist)
+    assert workloads.mean_distance(base, 0) == (30 * 10 + 10 * 20) / 40
+    assert workloads.mean_distance(base) == (300 + 200 + 200 + 600) / 80
+    # A page on a node its distances leave out: no distance.
+    assert workloads.mean_distance(placement_sample(
+        "on", 0, "nps4", [(0, [1, 1, 1, 1])], dist)) is None
+    # on: thread 1 lost 10 pages of its node to thread 0.
+    on = placement_sample("on", 2048, "nps4", [(0, [30, 20]), (1, [0, 10, 20])], dist)
+    off = json.loads(json.dumps(base))
+    off["variant"] = "off"
+    table = workloads.placement_table([base, off, on])
+    lines = table.splitlines()
+    t1 = next(l for l in lines if l.split()[:1] == ["t1"])
+    assert t1.split() == ["t1", "%", "50.00", "50.00", "33.33", "-16.67", "+0.00"]
+    first = next(l for l in lines if l.startswith("nps4 2048 KiB"))
+    assert first.split()[3:] == ["t0", "%", "75.00", "75.00", "60.00", "-15.00", "+0.00"]
+    every = next(l for l in lines if l.split()[:2] == ["all", "%"])
+    assert every.split()[2:] == ["62.50", "62.50", "50.00", "-12.50", "+0.00"]
+    assert any(l.split()[:1] == ["dist"] for l in lines)
+    head = workloads.headline({"placement": [base, off, on]})
+    row = next(l for l in head.splitlines() if "nps4 lock step" in l)
+    assert [c.strip() for c in row.split("|")[3:6]] == ["62.50", "62.50", "50.00"]
+    assert workloads.check({"placement": [base, off, on]}, ["placement"]) == []
+    short = json.loads(json.dumps(on))
+    short["loads"].pop()
+    assert workloads.check({"placement": [short]}, ["placement"]) == \
+        ["placement patched on: 1 fills of 2 threads, or pages without a distance"]

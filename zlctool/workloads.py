@@ -1,5 +1,5 @@
-"""make bench's workloads beside the hog: stutter, churn, busy, stress, storm
-and pagefault.
+"""make bench's workloads beside the hog: stutter, churn, busy, stress, storm,
+pagefault and placement.
 
 The workloads that removed the cache in Linux 4.4 were not a memory hog
 but mixed loads with reclaim, THP and frees.  Each workload here boots the
@@ -58,6 +58,19 @@ the /proc/vmstat deltas and every node's numastat deltas:
            Counted with QEMU -icount: the guest clock follows the
            instructions of both vCPUs, so a task's rate with 2 tasks is
            about half its rate alone; compare kernels at one task count.
+  placement  where the pages of one pass of the hog's shape go (zlcload
+           fill: 90% of the memory available, 2 threads, one on each
+           vCPU, each counting where its own pages are), on 2 nodes and
+           the presets nps4, cxl and flex32, two boots of each kernel.
+           Free-running, as the hog: the node a CPU's zonelist falls
+           back to first can be the other CPU's own, and which thread
+           runs faster decides how much of it each gets.  Faster spill
+           walks (the cache's) then cost the other CPU local pages with
+           every allocation placed as 7.3.4 places it.  In lock step
+           (each thread touches 2 MiB, then waits for the other), each
+           thread gets its share of a contested node whatever its speed:
+           the reference for "never farther than 7.3.4".  Counted with
+           QEMU -icount, as the hog's runs of record.
 
 Each sample's locality: numa_hit, numa_miss, numa_foreign, local_node and
 other_node summed over the nodes, and remote% = other_node / (local_node +
@@ -78,7 +91,7 @@ from . import guest, report
 from .topology import Topology
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-NAMES = ("stutter", "churn", "busy", "stress", "storm", "pagefault")
+NAMES = ("stutter", "churn", "busy", "stress", "storm", "pagefault", "placement")
 HOG = "zonelist_cache_memhog"
 
 # Stressors: one stress-ng command line each ('make bench' runs them all).
@@ -108,6 +121,9 @@ PLANS = {
                        topologies=[("1", 0), ("2", 0), ("nps4", 60), ("cxl", 60),
                                    ("flex32", 60), ("64", 60)],
                        patched="off on on off", base="base base"),
+        placement=dict(pct=90, threads=2, steps=[0, 2048], boots=2,
+                       topologies=["2", "nps4", "cxl", "flex32"],
+                       patched="off on on off", base="base base"),
     ),
     "quick": dict(
         stutter=dict(secs=10, hog_pct=105, file_pct=125, patched="off on", base="base"),
@@ -117,6 +133,8 @@ PLANS = {
                                        STRESSORS[5]], patched="off on", base="base"),
         storm=dict(secs=2, hog_pct=80, churn_mib=4, patched="off on", base="base"),
         pagefault=dict(secs=1, mib=16, tasks=[1], topologies=[("nps4", 60)],
+                       patched="off on", base="base"),
+        placement=dict(pct=40, threads=2, steps=[0, 2048], topologies=["nps4"],
                        patched="off on", base="base"),
     ),
 }
@@ -331,6 +349,8 @@ def command(work, kernel, plan, label=None, boot=0):
     elif work == "pagefault":
         args = (f"{plan['mib']} {plan['secs']} {hold_pct(work, plan, label)} "
                 f"'{' '.join(map(str, plan['tasks']))}'")
+    elif work == "placement":
+        args = f"{plan['pct']} {plan['threads']} '{' '.join(map(str, plan['steps']))}'"
     else:
         args = f"{plan['secs']} '{';'.join(plan['stressors'])}'"
     return f"VARIANTS='{v}' sh /scripts/workload.sh {work} {args}"
@@ -338,9 +358,11 @@ def command(work, kernel, plan, label=None, boot=0):
 
 def expected(work, kernel, plan):
     n = len(variants(kernel, plan).split())
-    return n * {"stutter": 1, "churn": 2, "busy": len(plan.get("threads", [])),
-                "stress": len(plan.get("stressors", [])), "storm": 1,
-                "pagefault": 2 * len(plan.get("tasks", []))}[work]
+    return n * {"stutter": lambda: 1, "churn": lambda: 2,
+                "busy": lambda: len(plan["threads"]),
+                "stress": lambda: len(plan["stressors"]), "storm": lambda: 1,
+                "pagefault": lambda: 2 * len(plan["tasks"]),
+                "placement": lambda: len(plan["steps"])}[work]()
 
 
 def boots(work, plan):
@@ -350,6 +372,9 @@ def boots(work, plan):
     if work == "pagefault":
         return [(t, list(guest.ICOUNT_ARGS), True, t.label())
                 for t in (Topology.parse(name) for name, _ in plan["topologies"])]
+    if work == "placement":
+        return [(t, list(guest.ICOUNT_ARGS), True, t.label())
+                for t in (Topology.parse(name) for name in plan["topologies"])]
     topo = Topology.parse(TOPOLOGY[work])
     if work == "stutter":
         return [(topo, stutter_disks(topo.total_mib // topo.nodes, plan["file_pct"]), False,
@@ -392,6 +417,8 @@ def run(work, kernels, plan, name, hog, zlcload, progress, append=""):
             keys = dict(nodes=topo.nodes, icount=icount, boot=boot)
             if work == "pagefault":
                 keys.update(topology=label, hold_pct=hold_pct(work, plan, label))
+            elif work == "placement":
+                keys.update(topology=label)
             got = parse_console(res.lines, kernel, keys)
             if len(got) != expected(work, kernel, plan):
                 raise guest.GuestError(f"{what}: expected {expected(work, kernel, plan)} "
@@ -752,8 +779,59 @@ def pagefault_table(samples):
     return "\n".join(lines)
 
 
+def mean_distance(s, thread=None):
+    """The mean distance (SLIT units) of the pages of a fill (thread i's,
+    or all threads' together) from the node of the CPU that touched them;
+    None without a fill, or a page on a node its distances leave out."""
+    far = total = 0
+    for l in fills(s):
+        if thread is not None and l["thread"] != thread:
+            continue
+        per, dist = l["pages_per_node"], l.get("distance", [])
+        if any(n >= len(dist) for n, p in enumerate(per) if p):
+            return None
+        far += sum(p * dist[n] for n, p in enumerate(per))
+        total += sum(per)
+    return far / total if total else None
+
+
+def placement_keys(samples):
+    """[{topology, step_kib}] of some placement samples, as they ran."""
+    return [dict(topology=t, step_kib=st)
+            for t in dict.fromkeys(s["topology"] for s in samples)
+            for st in sorted({s["step_kib"] for s in samples})
+            if pick(samples, topology=t, step_kib=st)]
+
+
+def placement_table(samples):
+    """Each thread's pages on its own CPU's node, %, and all threads' mean
+    distance, per topology and step (free-running or lock step): median
+    (min..max) over samples, and on against base."""
+    def diff(a, b, digits):
+        return f"{a[0] - b[0]:+.{digits}f}" if a and b else "-"
+
+    threads = sorted({l["thread"] for s in samples for l in fills(s)})
+    lines = ["placement: % of a thread's pages on its own CPU's node, then every thread's "
+             "pages' mean distance from it (SLIT units), median (min..max) over samples;",
+             "zlcload fill: each thread counts its pages with move_pages(), a page every "
+             "64 KiB; step: free-running (0), or lock step every STEP KiB",
+             f"{'topology step':20s}{'':>7s}" + "".join(f"{v:>22s}" for v in VARIANTS)
+             + f"{'on-base':>9s}{'off-base':>9s}"]
+    for k in placement_keys(samples):
+        name = f"{k['topology']} {'free' if not k['step_kib'] else str(k['step_kib']) + ' KiB'}"
+        rows = [(f"t{i} %", lambda s, i=i: local_pct(s, i), 2) for i in threads]
+        rows += [("all %", local_pct, 2), ("dist", mean_distance, 3)]
+        for what, fn, digits in rows:
+            cells = [mmm([fn(s) for s in pick(samples, variant=v, **k)]) for v in VARIANTS]
+            lines.append(f"{name:20s}{what:>7s}" + "".join(f"{fmt(c, digits):>22s}" for c in cells)
+                         + f"{diff(cells[2], cells[0], digits):>9s}"
+                         + f"{diff(cells[1], cells[0], digits):>9s}")
+            name = ""
+    return "\n".join(lines)
+
+
 TABLES = dict(stutter=stutter_table, churn=churn_table, busy=busy_table, stress=stress_table,
-              storm=storm_table, pagefault=pagefault_table)
+              storm=storm_table, pagefault=pagefault_table, placement=placement_table)
 
 
 def stutter_plot(samples, path, title):
@@ -848,6 +926,10 @@ def workload_plot(work, samples, path, title):
                 groups.append((f"{k['topology']}\n{k['kind']} {k['tasks']}t",
                                by_variant(ss, lambda x: pf_rate(x) / ref[0])))
         bars_plot(groups, path, "faults/s per task relative to base (else off)", title)
+    elif work == "placement":
+        groups = [(f"{k['topology']}\n{'free' if not k['step_kib'] else 'lock step'}",
+                   by_variant(pick(samples, **k), local_pct)) for k in placement_keys(samples)]
+        bars_plot(groups, path, "% of pages on their CPU's own node", title)
 
 
 def stressor_label(name):
@@ -946,6 +1028,12 @@ def headline(samples_by_work, hog_records=None, hog_field="sys"):
             row("pagefault", f"{k['topology']} {k['kind']}, {t} tasks, faults/s/task",
                 lambda v, k=k: [pf_rate(x) for x in pick(s, variant=v, **k)], 0)
         remote("pagefault", s)
+    s = samples_by_work.get("placement")
+    if s:
+        for k in placement_keys(s):
+            row("placement", f"{k['topology']} {'free' if not k['step_kib'] else 'lock step'}, "
+                "% on own node", lambda v, k=k: [local_pct(x) for x in pick(s, variant=v, **k)],
+                2)
     out = ["| workload | figure | base | off | on | on/off |", "|---|---|---|---|---|---|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(out)
@@ -1007,6 +1095,10 @@ def check(samples_by_work, works):
                 problems.append(f"{what}: the hog reported no pass")
             if work == "pagefault" and not (pf_load(s) and pf_load(s)["faults"] > 0):
                 problems.append(f"{what}: no page faults")
+            if work == "placement" and (len(fills(s)) != s.get("threads")
+                                        or mean_distance(s) is None):
+                problems.append(f"{what}: {len(fills(s))} fills of {s.get('threads')} threads, "
+                                "or pages without a distance")
             if work == "churn" and wipes_disagree(s):
                 problems.append(f"{what}: {wipes_disagree(s)}")
             if work == "stress":
@@ -1100,6 +1192,10 @@ def figures(by):
     for k in pf_keys(s):
         add(f"pagefault {k['topology']} {k['kind']} {k['tasks']}t faults/s/task",
             pick(s, **k), pf_rate)
+    s = by.get("placement") or []
+    for k in placement_keys(s):
+        add(f"placement {k['topology']} step {k['step_kib']}K % own node", pick(s, **k),
+            local_pct)
     for work in NAMES:
         add(f"{work} remote %", by.get(work) or [], lambda x: x["remote_pct"])
     return out

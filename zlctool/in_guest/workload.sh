@@ -18,6 +18,7 @@
 #   workload.sh stress SECONDS "STRESSOR ARGS;..."
 #   workload.sh storm SECONDS HOG_PCT CHURN_MIB
 #   workload.sh pagefault MIB SECONDS HOLD_PCT "TASKS..."
+#   workload.sh placement PCT THREADS "STEP_KIB..."
 set -u
 
 # Wipes of the zonelist cache's marks by cause, "zlc_wipe_CAUSE=N ...",
@@ -163,6 +164,24 @@ busy() {
 	done
 }
 
+# placement: where the pages of one pass of the hog's shape go (zlcload
+# fill, PCT % of the memory available, THREADS threads, thread i on CPU
+# i), free-running (step 0) and in lock step (every thread touches
+# STEP_KIB, then waits for the others): which thread runs faster decides
+# where the pages of a contested node go in the first, not in the second.
+# The steps' order is reversed from one variant to the next.
+placement() {
+	pct=$1 threads=$2 steps=$3
+	mib=$(($(avail_mib) * pct / 100))
+	for v in $VARIANTS; do
+		for st in $steps; do
+			sample placement "$v" threads="$threads" step_kib="$st" -- \
+				zlcload fill "$mib" "$threads" "$st"
+		done
+		steps=$(echo "$steps" | tr ' ' '\n' | sed -n '1!G;h;$p' | tr '\n' ' ')
+	done
+}
+
 # storm: a hog holds HOG_PCT% of the memory available, idle, so that the
 # zones sit near their low watermarks, while a churner on every CPU maps,
 # faults and unmaps CHURN_MIB preferring its own node (node i for CPU i),
@@ -303,7 +322,7 @@ stress() {
 work=$1
 shift
 case $work in
-stutter | churn | busy | stress | storm | pagefault)
+stutter | churn | busy | stress | storm | pagefault | placement)
 	# With one CPU a node, 7.3's per-cpu list tuning lets every CPU keep
 	# up to an eighth of each zone: what the warm-up frees stays there in
 	# amounts that differ from boot to boot, and the storm's churners grow

@@ -17,13 +17,20 @@
  *                                 map MIB with MADV_HUGEPAGE preferring
  *                                 NODE, fault it, unmap it, in a loop;
  *                                 SECONDS 0: until SIGTERM
- *   zlcload fill MIB THREADS      what one pass of the selftest's hog does
+ *   zlcload fill MIB THREADS [STEP_KIB]
+ *                                 what one pass of the selftest's hog does
  *                                 (-t THREADS, without THP): thread i on
  *                                 the i-th CPU it may run on, as the hog's
  *                                 threads, touches its share of MIB once;
  *                                 when all have, each counts where its own
  *                                 pages are (one page every 64 KiB) and
- *                                 prints a line, with its CPU's node
+ *                                 prints a line, with its CPU's node and
+ *                                 that node's distances; STEP_KIB > 0:
+ *                                 in lock step, every thread touches
+ *                                 STEP_KIB, then waits for all the others
+ *                                 to have touched theirs, so that where
+ *                                 pages go does not depend on which
+ *                                 thread runs faster
  *   zlcload pf anon|file MIB SECONDS TASKS [FILE]
  *                                 TASKS processes, task i on the i-th CPU
  *                                 it may run on, each mapping MIB with
@@ -310,7 +317,7 @@ static int churn(size_t bytes, int node, double seconds)
 struct filler {
 	pthread_t tid;
 	int index, cpu;
-	size_t bytes;
+	size_t bytes, step;
 	long on[MAX_NODES];
 	long unknown;
 };
@@ -318,15 +325,42 @@ struct filler {
 static pthread_barrier_t filled;
 static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* "distance": [...], the node's row of /sys/devices/system/node/nodeN/distance */
+static void print_distances(unsigned int node)
+{
+	char path[64];
+	FILE *f;
+	int d, n = 0;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%u/distance", node);
+	f = fopen(path, "r");
+	printf("\"distance\": [");
+	while (f && fscanf(f, "%d", &d) == 1)
+		printf("%s%d", n++ ? ", " : "", d);
+	printf("]");
+	if (f)
+		fclose(f);
+}
+
 static void *fill_one(void *arg)
 {
 	struct filler *t = arg;
 	unsigned int cpu, node;
+	size_t off, len;
 	char *mem;
 
 	pin(t->cpu);
 	mem = map(t->bytes, MADV_NOHUGEPAGE);
-	touch(mem, t->bytes, t->index);
+	if (!t->step) {
+		touch(mem, t->bytes, t->index);
+	} else {
+		/* Every thread has the same share: the same number of steps. */
+		for (off = 0; off < t->bytes; off += len) {
+			len = t->bytes - off < t->step ? t->bytes - off : t->step;
+			touch(mem + off, len, t->index);
+			pthread_barrier_wait(&filled);
+		}
+	}
 	/* As the hog: nobody frees before all have placed their pages. */
 	pthread_barrier_wait(&filled);
 	if (syscall(SYS_getcpu, &cpu, &node, NULL))
@@ -334,8 +368,11 @@ static void *fill_one(void *arg)
 	count_pages(mem, t->bytes, 16 * PAGE, t->on, &t->unknown);
 	pthread_mutex_lock(&print_lock);
 	printf("zlc-load {\"load\": \"fill\", \"thread\": %d, \"cpu\": %u, \"node\": %u, "
-	       "\"mib\": %zu, ", t->index, cpu, node, t->bytes >> 20);
+	       "\"mib\": %zu, \"step_kib\": %zu, ", t->index, cpu, node, t->bytes >> 20,
+	       t->step >> 10);
 	print_counts(stdout, t->on, t->unknown);
+	printf(", ");
+	print_distances(node);
 	printf("}\n");
 	pthread_mutex_unlock(&print_lock);
 	pthread_barrier_wait(&filled);
@@ -343,7 +380,7 @@ static void *fill_one(void *arg)
 	return NULL;
 }
 
-static int fill(size_t bytes, int threads)
+static int fill(size_t bytes, int threads, size_t step)
 {
 	struct filler *t = calloc(threads, sizeof(*t));
 	cpu_set_t allowed;
@@ -367,6 +404,7 @@ static int fill(size_t bytes, int threads)
 		t[i].index = i;
 		t[i].cpu = cpu;
 		t[i].bytes = bytes / threads & ~(PAGE - 1);
+		t[i].step = step;
 		errno = pthread_create(&t[i].tid, NULL, fill_one, &t[i]);
 		if (errno)
 			die("pthread_create");
@@ -539,7 +577,7 @@ static int pagefault(const char *kind, size_t bytes, double seconds, int tasks,
 static void usage(void)
 {
 	fprintf(stderr, "usage: zlcload probe SECONDS CPU | hog MIB SECONDS | hold MIB [NODE] | "
-		"churn MIB NODE SECONDS | fill MIB THREADS\n");
+		"churn MIB NODE SECONDS | fill MIB THREADS [STEP_KIB]\n");
 	fprintf(stderr, "       zlcload pf anon|file MIB SECONDS TASKS [FILE]\n");
 	exit(2);
 }
@@ -560,12 +598,13 @@ int main(int argc, char **argv)
 			usage();
 		return churn(strtoul(argv[2], NULL, 0) << 20, node, atof(argv[4]));
 	}
-	if (argc == 4 && !strcmp(argv[1], "fill")) {
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "fill")) {
 		int threads = atoi(argv[3]);
+		long step = argc == 5 ? atol(argv[4]) : 0;
 
-		if (threads < 1 || threads > CPU_SETSIZE)
+		if (threads < 1 || threads > CPU_SETSIZE || step < 0 || step % 4)
 			usage();
-		return fill(strtoul(argv[2], NULL, 0) << 20, threads);
+		return fill(strtoul(argv[2], NULL, 0) << 20, threads, (size_t)step << 10);
 	}
 	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "pf")) {
 		int tasks = atoi(argv[5]);
