@@ -604,7 +604,7 @@ def test_zlcload_fill_in_lock_step_counts_and_gives_its_nodes_distances(zlcload)
     with open(f"/sys/devices/system/node/node{lines[0]['node']}/distance") as f:
         row = [int(x) for x in f.read().split()]
     for l in lines:
-        assert l["step_kib"] == 256 and l["mib"] == 4
+        assert l["step_kib"] == 256 and l["mib"] == 4 and l["touch_s"] > 0
         assert sum(l["pages_per_node"]) + l["pages_unknown"] == 64
         assert l["distance"] == row and l["distance"][l["node"]] == 10
     free = subprocess.run([zlcload, "fill", "8", "2"], capture_output=True, text=True,
@@ -615,7 +615,7 @@ def test_zlcload_fill_in_lock_step_counts_and_gives_its_nodes_distances(zlcload)
         assert r.returncode == 2 and "usage" in r.stderr
 
 
-def placement_sample(variant, step, topology, per_thread, dist):
+def placement_sample(variant, step, topology, per_thread, dist, secs=0.008):
     """A placement sample whose fill put thread i's pages as per_thread[i]
     says: (its CPU's node, pages per node); dist[n]: node n's distances."""
     return dict(kernel="base" if variant == "base" else "patched", variant=variant,
@@ -623,7 +623,8 @@ def placement_sample(variant, step, topology, per_thread, dist):
                 threads=len(per_thread), numa=dict(other_node=1, local_node=1),
                 remote_pct=50.0, vmstat={"zlc_skip": 0}, loads=[
                     dict(load="fill", thread=i, cpu=i, node=node, mib=4, step_kib=step,
-                         pages_per_node=per, pages_unknown=0, distance=dist[node])
+                         touch_s=secs + i * 0.001, pages_per_node=per, pages_unknown=0,
+                         distance=dist[node])
                     for i, (node, per) in enumerate(per_thread)])
 
 
@@ -689,6 +690,18 @@ def test_placement_table_gives_each_threads_own_node_share_and_distance():
     row = next(l for l in head.splitlines() if "nps4 lock step" in l)
     assert [c.strip() for c in row.split("|")[3:6]] == ["62.50", "62.50", "50.00"]
     assert workloads.check({"placement": [base, off, on]}, ["placement"]) == []
+    # Per GiB: the slower thread's time over both threads' 8 MiB.
+    assert workloads.fill_per_gib(on) == pytest.approx(0.009 / (8 / 1024))
+    slow = placement_sample("on", 2048, "nps4", [(0, [30, 20]), (1, [0, 10, 20])], dist,
+                            secs=0.010)
+    cost = next(l for l in workloads.placement_table([base, off, on, slow]).splitlines()
+                if l.startswith("nps4 2048 KiB") and "(" in l and "%" not in l)
+    # on: 1.152 and 1.408 against base's 1.152: median 1.280, pairs 1.000..1.222.
+    assert cost.split()[-4:] == ["1.111", "(1.000..1.222)", "1.000", "(1.000..1.000)"]
+    assert workloads.fill_per_gib(dict(base, loads=[])) is None
+    old = json.loads(json.dumps(base))
+    del old["loads"][0]["touch_s"]
+    assert workloads.fill_per_gib(old) is None
     short = json.loads(json.dumps(on))
     short["loads"].pop()
     assert workloads.check({"placement": [short]}, ["placement"]) == \

@@ -70,7 +70,9 @@ the /proc/vmstat deltas and every node's numastat deltas:
            (each thread touches 2 MiB, then waits for the other), each
            thread gets its share of a contested node whatever its speed:
            the reference for "never farther than 7.3.4".  Counted with
-           QEMU -icount, as the hog's runs of record.
+           QEMU -icount, as the hog's runs of record: the time from the
+           threads' start to all pages touched is also the instructions
+           of both vCPUs, Ginsn per GiB, without the race's share in it.
 
 Each sample's locality: numa_hit, numa_miss, numa_foreign, local_node and
 other_node summed over the nodes, and remote% = other_node / (local_node +
@@ -743,12 +745,6 @@ def pagefault_table(samples):
     """Faults per second per task (median, min..max over samples), the
     ratios of the medians against base with the range over every pair of
     samples, and the pages on the CPUs' own nodes."""
-    def ratio_range(a, b):
-        r = ratio(mmm(a), mmm(b))
-        if r is None or not min(b):
-            return "-"
-        return f"{r:.3f} ({min(a) / max(b):.3f}..{max(a) / min(b):.3f})"
-
     def name(k):
         return (f"{k['topology']}{' hold ' + str(k['hold_pct']) + '%' if k['hold_pct'] else ''}"
                 f"/{k['kind']}/{k['tasks']}")
@@ -795,6 +791,23 @@ def mean_distance(s, thread=None):
     return far / total if total else None
 
 
+def fill_per_gib(s):
+    """Seconds (under -icount: Ginsn) per GiB of a fill, from the threads'
+    start to all pages touched; None without a fill."""
+    ls = fills(s)
+    if not ls or any("touch_s" not in l for l in ls):
+        return None
+    return max(l["touch_s"] for l in ls) / (sum(l["mib"] for l in ls) / 1024)
+
+
+def ratio_range(a, b):
+    """'median ratio (min..max over every pair)' of two lists of values."""
+    r = ratio(mmm(a), mmm(b))
+    if r is None or not min(b):
+        return "-"
+    return f"{r:.3f} ({min(a) / max(b):.3f}..{max(a) / min(b):.3f})"
+
+
 def placement_keys(samples):
     """[{topology, step_kib}] of some placement samples, as they ran."""
     return [dict(topology=t, step_kib=st)
@@ -827,6 +840,17 @@ def placement_table(samples):
                          + f"{diff(cells[2], cells[0], digits):>9s}"
                          + f"{diff(cells[1], cells[0], digits):>9s}")
             name = ""
+    lines += ["", "placement: Ginsn (else seconds) per GiB, from the threads' start to all "
+              "pages touched, median (min..max); on/base and off/base: the medians' ratio "
+              "(every pair)", f"{'topology step':20s}" + "".join(f"{v:>22s}" for v in VARIANTS)
+              + f"{'on/base':>24s}{'off/base':>24s}"]
+    for k in placement_keys(samples):
+        name = f"{k['topology']} {'free' if not k['step_kib'] else str(k['step_kib']) + ' KiB'}"
+        got = {v: [x for x in (fill_per_gib(s) for s in pick(samples, variant=v, **k))
+                   if x is not None] for v in VARIANTS}
+        lines.append(f"{name:20s}" + "".join(f"{fmt(mmm(got[v]), 4):>22s}" for v in VARIANTS)
+                     + f"{ratio_range(got['on'], got['base']):>24s}"
+                     + f"{ratio_range(got['off'], got['base']):>24s}")
     return "\n".join(lines)
 
 
@@ -1196,6 +1220,8 @@ def figures(by):
     for k in placement_keys(s):
         add(f"placement {k['topology']} step {k['step_kib']}K % own node", pick(s, **k),
             local_pct)
+        add(f"placement {k['topology']} step {k['step_kib']}K per GiB", pick(s, **k),
+            fill_per_gib)
     for work in NAMES:
         add(f"{work} remote %", by.get(work) or [], lambda x: x["remote_pct"])
     return out

@@ -25,7 +25,9 @@
  *                                 when all have, each counts where its own
  *                                 pages are (one page every 64 KiB) and
  *                                 prints a line, with its CPU's node and
- *                                 that node's distances; STEP_KIB > 0:
+ *                                 that node's distances and the seconds
+ *                                 from the threads' start to the moment
+ *                                 all had touched theirs; STEP_KIB > 0:
  *                                 in lock step, every thread touches
  *                                 STEP_KIB, then waits for all the others
  *                                 to have touched theirs, so that where
@@ -323,6 +325,7 @@ struct filler {
 };
 
 static pthread_barrier_t filled;
+static double fill_start;
 static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* "distance": [...], the node's row of /sys/devices/system/node/nodeN/distance */
@@ -347,6 +350,7 @@ static void *fill_one(void *arg)
 	struct filler *t = arg;
 	unsigned int cpu, node;
 	size_t off, len;
+	double touched;
 	char *mem;
 
 	pin(t->cpu);
@@ -363,13 +367,14 @@ static void *fill_one(void *arg)
 	}
 	/* As the hog: nobody frees before all have placed their pages. */
 	pthread_barrier_wait(&filled);
+	touched = now() - fill_start;
 	if (syscall(SYS_getcpu, &cpu, &node, NULL))
 		die("getcpu");
 	count_pages(mem, t->bytes, 16 * PAGE, t->on, &t->unknown);
 	pthread_mutex_lock(&print_lock);
 	printf("zlc-load {\"load\": \"fill\", \"thread\": %d, \"cpu\": %u, \"node\": %u, "
-	       "\"mib\": %zu, \"step_kib\": %zu, ", t->index, cpu, node, t->bytes >> 20,
-	       t->step >> 10);
+	       "\"mib\": %zu, \"step_kib\": %zu, \"touch_s\": %.6f, ", t->index, cpu, node,
+	       t->bytes >> 20, t->step >> 10, touched);
 	print_counts(stdout, t->on, t->unknown);
 	printf(", ");
 	print_distances(node);
@@ -398,6 +403,7 @@ static int fill(size_t bytes, int threads, size_t step)
 	}
 	if (pthread_barrier_init(&filled, NULL, threads))
 		die("pthread_barrier_init");
+	fill_start = now();
 	for (i = 0; i < threads; i++) {
 		while (!CPU_ISSET(++cpu, &allowed))
 			;
