@@ -360,3 +360,30 @@ def test_a_failed_check_of_the_hog_is_kept_as_a_finding(monkeypatch, tmp_path):
     Res.lines = lines[:1] + lines[2:]          # no pass: a lost boot, not a finding
     with pytest.raises(bench.guest.GuestError):
         bench.run_guests({"base": "k"}, "hog", plan, "2G", "2", 0, "t", failures=[])
+
+
+def test_provenance_names_the_committed_patches_whatever_the_cover_letters(tmp_path, monkeypatch):
+    """patches: the git tree of patches/ when it is committed, the cover
+    letters (prose, which no run measures) aside; else "uncommitted"."""
+    import subprocess as sp
+    from zlctool import bench as b
+
+    def git(*args):
+        return sp.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,
+                      text=True).stdout.strip()
+
+    (tmp_path / "patches" / "6.12").mkdir(parents=True)
+    for f in ("0000-cover-letter.patch", "0001-a.patch", "6.12/0000-cover-letter.patch"):
+        (tmp_path / "patches" / f).write_text("x\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "t")
+    monkeypatch.setattr(b, "TOP", str(tmp_path))
+    tree = git("rev-parse", "--short", "HEAD:patches")
+    start = dict(commit="c", draft="")
+    assert b.provenance(start=start)["patches"] == tree
+    for f in ("0000-cover-letter.patch", "6.12/0000-cover-letter.patch"):
+        (tmp_path / "patches" / f).write_text("edited\n")
+    assert b.provenance(start=start)["patches"] == tree
+    (tmp_path / "patches" / "0001-a.patch").write_text("edited\n")
+    assert b.provenance(start=start)["patches"] == "uncommitted"

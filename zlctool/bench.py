@@ -326,11 +326,14 @@ def provenance(kernel_dir=None, start=None):
                 # The commit the kernel was built from (the work tree's
                 # HEAD: the series applied, make tree refuses otherwise),
                 # and the git tree of patches/ in the project, committed
-                # or not.
+                # or not (the cover letters, prose, aside, as for drafts).
                 base=guest.BASE,
                 series=first_line(["git", "-C", guest.TREE, "rev-parse", "--short", "HEAD"]),
-                patches=first_line(["sh", "-c", "[ -z \"$(git status --porcelain -- patches)\" ] "
-                                    "&& git rev-parse --short HEAD:patches || echo uncommitted"]),
+                patches=first_line(["sh", "-c", "[ -z \"$(git status --porcelain -- patches "
+                                    + " ".join(f"'{x}'" for x in NOT_MEASURED
+                                               if x.startswith(":!patches/"))
+                                    + ")\" ] && git rev-parse --short HEAD:patches "
+                                    "|| echo uncommitted"]),
                 # The project's commit the run was made from, and why it
                 # is only a draft if it is (draft_reason()).
                 **(start or source()),

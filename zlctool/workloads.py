@@ -123,9 +123,11 @@ PLANS = {
                        topologies=[("1", 0), ("2", 0), ("nps4", 60), ("cxl", 60),
                                    ("flex32", 60), ("64", 60)],
                        patched="off on on off", base="base base"),
+        # 7.3.4 samples as often a boot as the series: pages on a CPU's
+        # node drift with a sample's position in its boot.
         placement=dict(pct=90, threads=2, steps=[0, 2048], boots=2,
                        topologies=["2", "nps4", "cxl", "flex32"],
-                       patched="off on on off", base="base base"),
+                       patched="off on on off", base="base base base base"),
     ),
     "quick": dict(
         stutter=dict(secs=10, hog_pct=105, file_pct=125, patched="off on", base="base"),
