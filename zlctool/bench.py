@@ -325,8 +325,9 @@ def provenance(kernel_dir=None, start=None):
                 else os.uname().release,
                 # The commit the kernel was built from (the work tree's
                 # HEAD: the series applied, make tree refuses otherwise),
-                # and the git tree of patches/ in the project, committed
-                # or not (the cover letters, prose, aside, as for drafts).
+                # and the git tree of patches/ in the project's commit, or
+                # "uncommitted" if patches/ differs from it, the cover
+                # letters (prose) aside, as for drafts.
                 base=guest.BASE,
                 series=first_line(["git", "-C", guest.TREE, "rev-parse", "--short", "HEAD"]),
                 patches=first_line(["sh", "-c", "[ -z \"$(git status --porcelain -- patches "

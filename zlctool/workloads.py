@@ -123,11 +123,12 @@ PLANS = {
                        topologies=[("1", 0), ("2", 0), ("nps4", 60), ("cxl", 60),
                                    ("flex32", 60), ("64", 60)],
                        patched="off on on off", base="base base"),
-        # 7.3.4 samples as often a boot as the series: pages on a CPU's
+        # Every kind at every position of a boot, 7.3.4 as often as off
+        # and on (the second boot reverses the first): pages on a CPU's
         # node drift with a sample's position in its boot.
         placement=dict(pct=90, threads=2, steps=[0, 2048], boots=2,
                        topologies=["2", "nps4", "cxl", "flex32"],
-                       patched="off on on off", base="base base base base"),
+                       patched="off on", base="base base"),
     ),
     "quick": dict(
         stutter=dict(secs=10, hog_pct=105, file_pct=125, patched="off on", base="base"),
@@ -779,8 +780,10 @@ def pagefault_table(samples):
 
 def mean_distance(s, thread=None):
     """The mean distance (SLIT units) of the pages of a fill (thread i's,
-    or all threads' together) from the node of the CPU that touched them;
-    None without a fill, or a page on a node its distances leave out."""
+    or all threads' together) from the node of the CPU that touched them,
+    over the pages whose node move_pages() gave (local_pct() counts the
+    others as off the node); None without a fill, or a page on a node its
+    distances leave out."""
     far = total = 0
     for l in fills(s):
         if thread is not None and l["thread"] != thread:

@@ -606,9 +606,10 @@ int main(int argc, char **argv)
 	}
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "fill")) {
 		int threads = atoi(argv[3]);
-		long step = argc == 5 ? atol(argv[4]) : 0;
+		char *end = "";
+		long step = argc == 5 ? strtol(argv[4], &end, 10) : 0;
 
-		if (threads < 1 || threads > CPU_SETSIZE || step < 0 || step % 4)
+		if (threads < 1 || threads > CPU_SETSIZE || *end || step < 0 || step % 4)
 			usage();
 		return fill(strtoul(argv[2], NULL, 0) << 20, threads, (size_t)step << 10);
 	}
