@@ -102,3 +102,26 @@ def test_table_names_where_the_first_kind_spends_more_than_the_others():
     # Where on spends more than off first: its rmqueue; its walk saves.
     assert [lines[i + 2].split()[0], lines[i + 3].split()[0]] == [
         "__rmqueue_pcplist", "get_page_from_freelist"]
+
+
+def test_a_placed_pass_is_its_dump_less_the_median_off_pass():
+    lines = ['zlc-profile kind=off # {"zlc": "off", "real": 2.0, "x": 1}',
+             "zlc-profile-end kind=off",
+             'zlc-profile kind=placed {"zlc": "n/a", "real": 2.5}',
+             'zlc-profile kind=placed {"zlc": "placed", "real": 1.5}',
+             "zlc-profile-end kind=placed",
+             'zlc-profile kind=off {"zlc": "off", "real": 3.0}',
+             "zlc-profile-end kind=off"]
+    runs = profile.pass_reals(lines)
+    assert runs == [("off", 2.0), ("placed", 4.0), ("off", 3.0)]
+
+    def p(kind, real, gpff, user):
+        return dict(kind=kind, real=real, funcs={"get_page_from_freelist": gpff,
+                                                 profile.USER: user})
+    out = profile.placed_alone([p("off", 2.0, 300, 10), p("placed", 4.0, 450, 25),
+                                p("off", 3.0, 310, 12)])
+    assert out[1] == dict(kind="placed", real=1.5,
+                          funcs={"get_page_from_freelist": 145, profile.USER: 14})
+    assert out[0] == p("off", 2.0, 300, 10)
+    with pytest.raises(ValueError):
+        profile.placed_alone([p("placed", 4.0, 450, 25)])

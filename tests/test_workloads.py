@@ -641,17 +641,21 @@ def test_placement_plans_boots_and_counts():
     # Counted, as the hog's runs of record; two boots of each kernel.
     assert all(b[2] and "-icount" in b[1] for b in boots) and plan["boots"] == 2
     assert workloads.command("placement", "patched", plan, "nps4") == \
-        "VARIANTS='off on' sh /scripts/workload.sh placement 90 2 '0 2048'"
+        "VARIANTS='off on' sh /scripts/workload.sh placement 1536 2 '0 2048'"
     # The second boot reverses the first: every kind at every position.
     assert workloads.command("placement", "patched", plan, "nps4", boot=1) == \
-        "VARIANTS='on off' sh /scripts/workload.sh placement 90 2 '0 2048'"
+        "VARIANTS='on off' sh /scripts/workload.sh placement 1536 2 '0 2048'"
     assert workloads.command("placement", "base", plan, "cxl", boot=1) == \
-        "VARIANTS='base base' sh /scripts/workload.sh placement 90 2 '0 2048'"
+        "VARIANTS='base base' sh /scripts/workload.sh placement 1536 2 '0 2048'"
     # 7.3.4 takes as many samples a boot as the series.
     assert workloads.expected("placement", "patched", plan) == 2 * 2
     assert workloads.expected("placement", "base", plan) == 2 * 2
     quick = workloads.PLANS["quick"]["placement"]
     assert [b[3] for b in workloads.boots("placement", quick)] == ["nps4"]
+    # The same MiB on every kernel: a share of the topology, not of
+    # MemAvailable, which differs by kernel.
+    assert workloads.command("placement", "base", quick, "nps4") == \
+        "VARIANTS='base' sh /scripts/workload.sh placement 716 2 '0 2048'"
     assert "placement" in workloads.NAMES and "placement" in workloads.TABLES
 
 
@@ -661,7 +665,7 @@ def test_placement_script_reverses_the_steps_from_one_variant_to_the_next(tmp_pa
     body = script[script.index("placement() {"):script.index("# storm: a hog holds")]
     stub = ("sample() { w=$1 v=$2; shift 2; echo \"$w $v $*\"; }\n"
             "avail_mib() { echo 1000; }\n" + body + "\nVARIANTS='off on on off'\n"
-            "placement 90 2 '0 2048'\n")
+            "placement 900 2 '0 2048'\n")
     out = subprocess.run(["sh", "-c", stub], capture_output=True, text=True,
                          check=True).stdout.splitlines()
     steps = [(l.split()[1], l.split()[3]) for l in out]

@@ -7,7 +7,10 @@ One guest boots under QEMU -icount with the plugin of zlctool/tbprof
 (scripts/tbprof.sh builds it), touches its memory once, then runs one
 zonelist_cache_memhog pass per kind (-m KIND -w -r 1: on, off or asis,
 the share of memory and threads of make bench's headline row), each
-between two sync(2) calls.  The plugin counts every kernel translation
+between two sync(2) calls.  Kind "placed" is the hog's -P pass, which
+only runs beside a pass as is: the cache is switched off, the two passes
+run between the same two syncs, and the median off pass of the same boot
+is taken from their counts (so placed needs off among the kinds).  The plugin counts every kernel translation
 block's executions and writes the counts out each time the guest enters
 sys_sync(), so each pass has its own file; System.map names the
 functions.  The tool checks its own reference: a pass's counted
@@ -43,6 +46,7 @@ HOG = os.path.join(guest.OUT, "selftests", "zonelist_cache_memhog")
 TRIGGER = "__x64_sys_sync"
 USER = "<user space>"
 PASS_LINE = re.compile(r"zlc-profile kind=(\S+) .*\"real\": ([0-9.]+)")
+END_LINE = re.compile(r"zlc-profile-end kind=(\S+)")
 
 # The guest's side: warm-up, then one pass per kind between two syncs
 # (the plugin's dumps: the second one of each pair holds the pass).
@@ -51,11 +55,17 @@ avail=$(awk '/^MemAvailable:/ {{ print int($2 / 1024) }}' /proc/meminfo)
 size=$((avail * {pct} / 100))
 zonelist_cache_memhog -m asis -s $size -t {threads} -r 1 > /dev/null || exit 1
 for kind in {kinds}; do
+	mode="-m $kind"
+	if [ $kind = placed ]; then
+		echo 0 > /proc/sys/vm/zonelist_cache || exit 1
+		mode="-m asis -P"
+	fi
 	sync
-	zonelist_cache_memhog -m $kind -w -f -s $size -t {threads} -r 1 -j > /tmp/pass.log 2>&1 ||
+	zonelist_cache_memhog $mode -w -f -s $size -t {threads} -r 1 -j > /tmp/pass.log 2>&1 ||
 		{{ cat /tmp/pass.log; exit 1; }}
 	sync
 	sed -n "s/^# zlc-run /zlc-profile kind=$kind /p" /tmp/pass.log
+	echo "zlc-profile-end kind=$kind"
 done
 """
 
@@ -86,6 +96,44 @@ def per_function(path, syms):
                 i = bisect.bisect_right(addrs, vaddr) - 1
                 name = syms[i][1] if i >= 0 else "?"
             out[name] = out.get(name, 0) + n
+    return out
+
+
+def pass_reals(lines):
+    """[(kind, guest seconds)] of the guest's passes: a placed pass's
+    seconds are those of both passes its dump holds."""
+    runs, real = [], 0.0
+    for line in lines:
+        m = PASS_LINE.search(line)
+        if m:
+            real += float(m.group(2))
+            continue
+        m = END_LINE.search(line)
+        if m:
+            runs.append((m.group(1), real))
+            real = 0.0
+    return runs
+
+
+def placed_alone(passes):
+    """The passes, each placed one less the median off pass, function by
+    function: its dump also holds the pass as is (the cache off)."""
+    if not any(p["kind"] == "placed" for p in passes):
+        return passes
+    off = [p for p in passes if p["kind"] == "off"]
+    if not off:
+        raise ValueError("kind placed needs off passes in the same boot")
+    names = set().union(*(p["funcs"] for p in off))
+    median = {n: statistics.median(p["funcs"].get(n, 0) for p in off) for n in names}
+    real = statistics.median(p["real"] for p in off)
+    out = []
+    for p in passes:
+        if p["kind"] == "placed":
+            funcs = dict(p["funcs"])
+            for n, v in median.items():
+                funcs[n] = funcs.get(n, 0) - v
+            p = dict(p, real=p["real"] - real, funcs=funcs)
+        out.append(p)
     return out
 
 
@@ -148,7 +196,7 @@ def main(argv=None):
                     help="bzImage (System.map beside its build), or 'patched' / 'base'")
     ap.add_argument("--topology", default="64")
     ap.add_argument("--kinds", default="on on on on on on",
-                    help="one hog pass per word: on, off (patched kernel) or asis")
+                    help="one hog pass per word: on, off, placed (patched kernel) or asis")
     ap.add_argument("--pct", type=int, default=HEADLINE["pct"])
     ap.add_argument("--threads", type=int, default=HEADLINE["threads"])
     ap.add_argument("--top", type=int, default=15)
@@ -172,6 +220,9 @@ def main(argv=None):
         return 2
     subprocess.run([os.path.join(TOP, "scripts", "tbprof.sh")], check=True)
     kinds = args.kinds.split()
+    if "placed" in kinds and "off" not in kinds:
+        print("profile: kind placed needs off passes in the same boot", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory() as d:
         prefix = os.path.join(d, "dump")
         extra = guest.ICOUNT_ARGS + ["-plugin", f"{PLUGIN},trigger={trigger[0]:x},prefix={prefix}"]
@@ -185,12 +236,11 @@ def main(argv=None):
         if res.status:
             print(f"profile: the guest exited {res.status} (console: {res.log})", file=sys.stderr)
             return 1
-        runs = [PASS_LINE.search(l) for l in res.lines]
-        runs = [(m.group(1), float(m.group(2))) for m in runs if m]
+        runs = pass_reals(res.lines)
         dumps = sorted((int(f.rsplit(".", 1)[1]) for f in os.listdir(d)))
         # Dump 0: boot and warm-up; then a pair per pass: the pass (with its
         # process's start and exit), then the guest between two passes.
-        if len(runs) != len(kinds) or len(dumps) < 2 * len(kinds) + 1:
+        if [k for k, _ in runs] != kinds or len(dumps) < 2 * len(kinds) + 1:
             print(f"profile: {len(runs)} passes and {len(dumps)} dumps for {len(kinds)} kinds "
                   f"(console: {res.log})", file=sys.stderr)
             return 1
@@ -203,6 +253,11 @@ def main(argv=None):
                   f"lasted {p['real']:.3f} s of guest time: the counts are not the pass",
                   file=sys.stderr)
             return 1
+    try:
+        passes = placed_alone(passes)
+    except ValueError as e:
+        print(f"profile: {e}", file=sys.stderr)
+        return 2
     print(f"profile: {os.path.relpath(kernel, TOP)}, {topo.describe()}, hog at {args.pct}% of "
           f"MemAvailable, {args.threads} threads; counted by QEMU (-icount, plugin tbprof)")
     print("\n".join(table(passes, args.top)))

@@ -59,7 +59,8 @@ the /proc/vmstat deltas and every node's numastat deltas:
            instructions of both vCPUs, so a task's rate with 2 tasks is
            about half its rate alone; compare kernels at one task count.
   placement  where the pages of one pass of the hog's shape go (zlcload
-           fill: 90% of the memory available, 2 threads, one on each
+           fill: 75% of the topology's memory, the same MiB on every
+           kernel, 2 threads, one on each
            vCPU, each counting where its own pages are), on 2 nodes and
            the presets nps4, cxl and flex32, two boots of each kernel.
            Free-running, as the hog: the node a CPU's zonelist falls
@@ -126,7 +127,9 @@ PLANS = {
         # Every kind at every position of a boot, 7.3.4 as often as off
         # and on (the second boot reverses the first): pages on a CPU's
         # node drift with a sample's position in its boot.
-        placement=dict(pct=90, threads=2, steps=[0, 2048], boots=2,
+        # A share of the topology's memory, not of MemAvailable (which
+        # differs by kernel): every kernel fills the same MiB.
+        placement=dict(mem_pct=75, threads=2, steps=[0, 2048], boots=2,
                        topologies=["2", "nps4", "cxl", "flex32"],
                        patched="off on", base="base base"),
     ),
@@ -139,7 +142,7 @@ PLANS = {
         storm=dict(secs=2, hog_pct=80, churn_mib=4, patched="off on", base="base"),
         pagefault=dict(secs=1, mib=16, tasks=[1], topologies=[("nps4", 60)],
                        patched="off on", base="base"),
-        placement=dict(pct=40, threads=2, steps=[0, 2048], topologies=["nps4"],
+        placement=dict(mem_pct=35, threads=2, steps=[0, 2048], topologies=["nps4"],
                        patched="off on", base="base"),
     ),
 }
@@ -338,6 +341,13 @@ def hold_pct(work, plan, label):
     return next(h for t, h in plan["topologies"] if Topology.parse(t).label() == label)
 
 
+def fill_mib(plan, label):
+    """placement's fill on one of its boots (label): mem_pct of the
+    topology's memory, in MiB."""
+    topo = next(t for t in map(Topology.parse, plan["topologies"]) if t.label() == label)
+    return topo.total_mib * plan["mem_pct"] // 100
+
+
 def command(work, kernel, plan, label=None, boot=0):
     """The guest's command for a workload on one kernel; label: the boot's
     (boots()), for pagefault's HOLD_PCT; boot: which boot of the kernel
@@ -355,7 +365,8 @@ def command(work, kernel, plan, label=None, boot=0):
         args = (f"{plan['mib']} {plan['secs']} {hold_pct(work, plan, label)} "
                 f"'{' '.join(map(str, plan['tasks']))}'")
     elif work == "placement":
-        args = f"{plan['pct']} {plan['threads']} '{' '.join(map(str, plan['steps']))}'"
+        args = (f"{fill_mib(plan, label)} {plan['threads']} "
+                f"'{' '.join(map(str, plan['steps']))}'")
     else:
         args = f"{plan['secs']} '{';'.join(plan['stressors'])}'"
     return f"VARIANTS='{v}' sh /scripts/workload.sh {work} {args}"

@@ -18,7 +18,7 @@
 #   workload.sh stress SECONDS "STRESSOR ARGS;..."
 #   workload.sh storm SECONDS HOG_PCT CHURN_MIB
 #   workload.sh pagefault MIB SECONDS HOLD_PCT "TASKS..."
-#   workload.sh placement PCT THREADS "STEP_KIB..."
+#   workload.sh placement MIB THREADS "STEP_KIB..."
 set -u
 
 # Wipes of the zonelist cache's marks by cause, "zlc_wipe_CAUSE=N ...",
@@ -165,14 +165,13 @@ busy() {
 }
 
 # placement: where the pages of one pass of the hog's shape go (zlcload
-# fill, PCT % of the memory available, THREADS threads, thread i on CPU
+# fill, MIB in all, the same on every kernel, THREADS threads, thread i on CPU
 # i), free-running (step 0) and in lock step (every thread touches
 # STEP_KIB, then waits for the others): which thread runs faster decides
 # where the pages of a contested node go in the first, not in the second.
 # The steps' order is reversed from one variant to the next.
 placement() {
-	pct=$1 threads=$2 steps=$3
-	mib=$(($(avail_mib) * pct / 100))
+	mib=$1 threads=$2 steps=$3
 	for v in $VARIANTS; do
 		for st in $steps; do
 			sample placement "$v" threads="$threads" step_kib="$st" -- \
