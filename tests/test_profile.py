@@ -105,23 +105,23 @@ def test_table_names_where_the_first_kind_spends_more_than_the_others():
 
 
 def test_a_placed_pass_is_its_dump_less_the_median_off_pass():
-    lines = ['zlc-profile kind=off # {"zlc": "off", "real": 2.0, "x": 1}',
+    lines = ['zlc-profile kind=off {"zlc": "off", "mib": 100, "real": 2.0, "x": 1}',
              "zlc-profile-end kind=off",
-             'zlc-profile kind=placed {"zlc": "n/a", "real": 2.5}',
-             'zlc-profile kind=placed {"zlc": "placed", "real": 1.5}',
+             'zlc-profile kind=placed {"zlc": "n/a", "mib": 100, "real": 2.5}',
+             'zlc-profile kind=placed {"zlc": "placed", "mib": 50, "real": 1.5}',
              "zlc-profile-end kind=placed",
-             'zlc-profile kind=off {"zlc": "off", "real": 3.0}',
+             'zlc-profile kind=off {"zlc": "off", "mib": 100, "real": 3.0}',
              "zlc-profile-end kind=off"]
     runs = profile.pass_reals(lines)
-    assert runs == [("off", 2.0), ("placed", 4.0), ("off", 3.0)]
+    assert runs == [("off", 2.0, 100), ("placed", 4.0, 50), ("off", 3.0, 100)]
 
-    def p(kind, real, gpff, user):
-        return dict(kind=kind, real=real, funcs={"get_page_from_freelist": gpff,
-                                                 profile.USER: user})
-    out = profile.placed_alone([p("off", 2.0, 300, 10), p("placed", 4.0, 450, 25),
-                                p("off", 3.0, 310, 12)])
-    assert out[1] == dict(kind="placed", real=1.5,
-                          funcs={"get_page_from_freelist": 145, profile.USER: 14})
-    assert out[0] == p("off", 2.0, 300, 10)
+    def p(kind, real, mib, gpff, user):
+        return dict(kind=kind, real=real, mib=mib,
+                    funcs={"get_page_from_freelist": gpff, profile.USER: user})
+    out = profile.placed_alone([p("off", 2.0, 100, 300, 10), p("placed", 4.0, 50, 450, 25),
+                                p("off", 3.0, 100, 310, 12)])
+    # Less the median off pass (305, 11, 2.5 s), then twice: half the MiB.
+    assert out[1] == p("placed", 3.0, 100, 290, 28)
+    assert out[0] == p("off", 2.0, 100, 300, 10)
     with pytest.raises(ValueError):
-        profile.placed_alone([p("placed", 4.0, 450, 25)])
+        profile.placed_alone([p("placed", 4.0, 50, 450, 25)])

@@ -10,7 +10,9 @@ the share of memory and threads of make bench's headline row), each
 between two sync(2) calls.  Kind "placed" is the hog's -P pass, which
 only runs beside a pass as is: the cache is switched off, the two passes
 run between the same two syncs, and the median off pass of the same boot
-is taken from their counts (so placed needs off among the kinds).  The plugin counts every kernel translation
+is taken from their counts (so placed needs off among the kinds), then
+what is left is scaled to the off passes' size: a placed pass touches
+less where the nodes with room hold less.  The plugin counts every kernel translation
 block's executions and writes the counts out each time the guest enters
 sys_sync(), so each pass has its own file; System.map names the
 functions.  The tool checks its own reference: a pass's counted
@@ -29,6 +31,7 @@ models no caches: these are instructions, not cycles.
 
 import argparse
 import bisect
+import json
 import os
 import re
 import statistics
@@ -100,24 +103,29 @@ def per_function(path, syms):
 
 
 def pass_reals(lines):
-    """[(kind, guest seconds)] of the guest's passes: a placed pass's
-    seconds are those of both passes its dump holds."""
-    runs, real = [], 0.0
+    """[(kind, guest seconds, MiB)] of the guest's passes: a placed pass's
+    seconds are those of both passes its dump holds, its MiB the placed
+    pass's own (it touches less where the nodes with room hold less)."""
+    runs, real, mib = [], 0.0, None
     for line in lines:
         m = PASS_LINE.search(line)
         if m:
-            real += float(m.group(2))
+            rec = json.loads(line[line.index("{"):])
+            real += rec["real"]
+            if mib is None or rec["zlc"] == "placed":
+                mib = rec["mib"]
             continue
         m = END_LINE.search(line)
         if m:
-            runs.append((m.group(1), real))
-            real = 0.0
+            runs.append((m.group(1), real, mib))
+            real, mib = 0.0, None
     return runs
 
 
 def placed_alone(passes):
     """The passes, each placed one less the median off pass, function by
-    function: its dump also holds the pass as is (the cache off)."""
+    function (its dump also holds a pass as is, the cache off), then
+    scaled to the off passes' MiB."""
     if not any(p["kind"] == "placed" for p in passes):
         return passes
     off = [p for p in passes if p["kind"] == "off"]
@@ -126,13 +134,16 @@ def placed_alone(passes):
     names = set().union(*(p["funcs"] for p in off))
     median = {n: statistics.median(p["funcs"].get(n, 0) for p in off) for n in names}
     real = statistics.median(p["real"] for p in off)
+    mib = statistics.median(p["mib"] for p in off)
     out = []
     for p in passes:
         if p["kind"] == "placed":
+            scale = mib / p["mib"]
             funcs = dict(p["funcs"])
             for n, v in median.items():
                 funcs[n] = funcs.get(n, 0) - v
-            p = dict(p, real=p["real"] - real, funcs=funcs)
+            p = dict(p, real=(p["real"] - real) * scale, mib=mib,
+                     funcs={n: v * scale for n, v in funcs.items()})
         out.append(p)
     return out
 
@@ -151,12 +162,12 @@ def mean(passes, name):
 def table(passes, top):
     """The report's lines."""
     kinds = list(dict.fromkeys(p["kind"] for p in passes))
-    lines = ["pass  kind    guest s   counted Ginsn  (kernel, user)"]
+    lines = ["pass  kind    guest s   counted Ginsn  (kernel, user)   MiB"]
     for i, p in enumerate(passes):
         total = sum(p["funcs"].values())
         lines.append(f"{i + 1:4d}  {p['kind']:6s} {p['real']:8.3f}   {total / 1e9:8.3f}"
                      f"       ({(total - p['funcs'].get(USER, 0)) / 1e9:.3f}, "
-                     f"{p['funcs'].get(USER, 0) / 1e9:.3f})")
+                     f"{p['funcs'].get(USER, 0) / 1e9:.3f})   {p.get('mib') or '?'}")
     split = [k for k in kinds if sum(p["kind"] == k for p in passes) >= 2]
     names = set()
     for p in passes:
@@ -240,12 +251,13 @@ def main(argv=None):
         dumps = sorted((int(f.rsplit(".", 1)[1]) for f in os.listdir(d)))
         # Dump 0: boot and warm-up; then a pair per pass: the pass (with its
         # process's start and exit), then the guest between two passes.
-        if [k for k, _ in runs] != kinds or len(dumps) < 2 * len(kinds) + 1:
+        if [r[0] for r in runs] != kinds or len(dumps) < 2 * len(kinds) + 1:
             print(f"profile: {len(runs)} passes and {len(dumps)} dumps for {len(kinds)} kinds "
                   f"(console: {res.log})", file=sys.stderr)
             return 1
-        passes = [dict(kind=k, real=real, funcs=per_function(f"{prefix}.{2 * i + 1}", syms))
-                  for i, (k, real) in enumerate(runs)]
+        passes = [dict(kind=k, real=real, mib=mib,
+                       funcs=per_function(f"{prefix}.{2 * i + 1}", syms))
+                  for i, (k, real, mib) in enumerate(runs)]
     for p in passes:
         counted = sum(p["funcs"].values()) / 1e9
         if abs(counted - p["real"]) > 0.02 * p["real"]:
