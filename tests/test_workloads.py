@@ -722,3 +722,30 @@ def test_placement_table_gives_each_threads_own_node_share_and_distance():
     short["loads"].pop()
     assert workloads.check({"placement": [short]}, ["placement"]) == \
         ["placement patched on: 1 fills of 2 threads, or pages without a distance"]
+
+
+def test_placement_table_gives_the_room_each_fill_took():
+    dist = {0: [10, 20], 1: [20, 10]}
+    # Both threads on node 0; 64 KiB a sampled page: 160 + 96 pages on
+    # node 0 are 16 MiB, of 32 MiB free there at the start (base), of 20
+    # MiB (on: less room on that boot, the same placement rule).
+    base = placement_sample("base", 2048, "2n", [(0, [160, 0]), (0, [96, 160])], dist)
+    on = json.loads(json.dumps(base))
+    on["variant"] = "on"
+    for s, free in ((base, 32), (on, 20)):
+        for l in s["loads"]:
+            l["free_kib"] = [free * 1024, 4096]
+    assert workloads.own_free_mib(base) == 32
+    assert workloads.local_of_free(base) == 50.0
+    assert workloads.local_of_free(on) == 80.0
+    lines = workloads.placement_table([base, on]).splitlines()
+    taken = next(l for l in lines if l.split()[:2] == ["taken", "%"])
+    assert taken.split()[2:] == ["50.00", "-", "80.00", "+30.00", "-"]
+    free = next(l for l in lines if l.split()[:1] == ["free"])
+    assert free.split()[1:] == ["32.0", "-", "20.0", "-12.0", "-"]
+    # Records without free_kib (runs before it): no such rows.
+    for l in base["loads"] + on["loads"]:
+        del l["free_kib"]
+    assert workloads.own_free_mib(base) is None
+    assert not any(l.split()[:1] == ["free"] for l in workloads.placement_table(
+        [base, on]).splitlines())

@@ -635,6 +635,25 @@ def pooled_off_node(samples):
     return 100.0 * (total - local) / total if total else None
 
 
+def own_free_mib(s):
+    """MiB free on the nodes of the fill's CPUs (each node once) before
+    the fill started; None without that record."""
+    ls = fills(s)
+    if not ls or any("free_kib" not in l for l in ls):
+        return None
+    return sum(ls[0]["free_kib"][n] for n in {l["node"] for l in ls}) / 1024
+
+
+def local_of_free(s):
+    """% of the free memory of the fill's CPUs' nodes at its start that
+    the fill's own pages took (a sampled page stands for 64 KiB): room
+    taken, whatever the room was on that boot; None without a record."""
+    free = own_free_mib(s)
+    if not free:
+        return None
+    return 100.0 * fill_pages([s])[0] * 64 / 1024 / free
+
+
 def local_pct(s, thread=None):
     """% of the pages of a fill (thread i's, or all threads' together) on
     the node of the CPU that touched them; None without a fill."""
@@ -842,6 +861,8 @@ def placement_table(samples):
     threads = sorted({l["thread"] for s in samples for l in fills(s)})
     lines = ["placement: % of a thread's pages on its own CPU's node, then every thread's "
              "pages' mean distance from it (SLIT units), median (min..max) over samples;",
+             "free: MiB free on the CPUs' own nodes as the fill starts; taken: % of that "
+             "the fill's pages took;",
              "zlcload fill: each thread counts its pages with move_pages(), a page every "
              "64 KiB; step: free-running (0), or lock step every STEP KiB",
              f"{'topology step':20s}{'':>7s}" + "".join(f"{v:>22s}" for v in VARIANTS)
@@ -850,6 +871,8 @@ def placement_table(samples):
         name = f"{k['topology']} {'free' if not k['step_kib'] else str(k['step_kib']) + ' KiB'}"
         rows = [(f"t{i} %", lambda s, i=i: local_pct(s, i), 2) for i in threads]
         rows += [("all %", local_pct, 2), ("dist", mean_distance, 3)]
+        if all(own_free_mib(x) for x in pick(samples, **k)):
+            rows += [("free", own_free_mib, 1), ("taken %", local_of_free, 2)]
         for what, fn, digits in rows:
             cells = [mmm([fn(s) for s in pick(samples, variant=v, **k)]) for v in VARIANTS]
             lines.append(f"{name:20s}{what:>7s}" + "".join(f"{fmt(c, digits):>22s}" for c in cells)

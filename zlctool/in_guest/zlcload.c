@@ -27,7 +27,9 @@
  *                                 prints a line, with its CPU's node and
  *                                 that node's distances and the seconds
  *                                 from the threads' start to the moment
- *                                 all had touched theirs; STEP_KIB > 0:
+ *                                 all had touched theirs, and each
+ *                                 node's MemFree before the threads
+ *                                 start ("free_kib"); STEP_KIB > 0:
  *                                 in lock step, every thread touches
  *                                 STEP_KIB, then waits for all the others
  *                                 to have touched theirs, so that where
@@ -326,6 +328,29 @@ struct filler {
 
 static pthread_barrier_t filled;
 static double fill_start;
+static long free_kib[MAX_NODES];
+static int free_nodes;
+
+/* Each node's MemFree in KiB, before a fill starts (-1: unreadable) */
+static void read_free(void)
+{
+	char path[64], line[128];
+	long kib;
+	FILE *f;
+
+	for (free_nodes = 0; free_nodes < MAX_NODES; free_nodes++) {
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
+			 free_nodes);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		free_kib[free_nodes] = -1;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "Node %*d MemFree: %ld kB", &kib) == 1)
+				free_kib[free_nodes] = kib;
+		fclose(f);
+	}
+}
 static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* "distance": [...], the node's row of /sys/devices/system/node/nodeN/distance */
@@ -352,6 +377,7 @@ static void *fill_one(void *arg)
 	size_t off, len;
 	double touched;
 	char *mem;
+	int i;
 
 	pin(t->cpu);
 	mem = map(t->bytes, MADV_NOHUGEPAGE);
@@ -378,7 +404,10 @@ static void *fill_one(void *arg)
 	print_counts(stdout, t->on, t->unknown);
 	printf(", ");
 	print_distances(node);
-	printf("}\n");
+	printf(", \"free_kib\": [");
+	for (i = 0; i < free_nodes; i++)
+		printf("%s%ld", i ? ", " : "", free_kib[i]);
+	printf("]}\n");
 	pthread_mutex_unlock(&print_lock);
 	pthread_barrier_wait(&filled);
 	munmap(mem, t->bytes);
@@ -403,6 +432,7 @@ static int fill(size_t bytes, int threads, size_t step)
 	}
 	if (pthread_barrier_init(&filled, NULL, threads))
 		die("pthread_barrier_init");
+	read_free();
 	fill_start = now();
 	for (i = 0; i < threads; i++) {
 		while (!CPU_ISSET(++cpu, &allowed))
