@@ -60,9 +60,11 @@ the /proc/vmstat deltas and every node's numastat deltas:
            about half its rate alone; compare kernels at one task count.
   placement  where the pages of one pass of the hog's shape go (zlcload
            fill: 75% of the topology's memory, the same MiB on every
-           kernel, 2 threads, one on each
-           vCPU, each counting where its own pages are), on 2 nodes and
-           the presets nps4, cxl and flex32, two boots of each kernel.
+           kernel, 2 threads, one on each vCPU, each counting where its
+           own pages are), on 2 nodes and the presets nps4, cxl and
+           flex32, two boots of each kernel, the per-cpu lists held at
+           1/512 of their zone as in storm (what the warm-up leaves on
+           them differs by boot, and a thread takes another node's).
            Free-running, as the hog: the node a CPU's zonelist falls
            back to first can be the other CPU's own, and which thread
            runs faster decides how much of it each gets.  Faster spill
