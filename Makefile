@@ -202,7 +202,7 @@ RUNS ?= $(wordlist 2,$(words $(MAKECMDGOALS)),$(MAKECMDGOALS))
 $(eval $(RUNS):;@:)
 endif
 
-profile: $(if $(filter base,$(KERNEL)),base-guest,guest) $(OUT)/selftests/zonelist_cache_memhog ## where hog passes' instructions go, per kernel function, counted by QEMU: make profile NODES=64 KINDS='on on on on off off' (PCT=12; KERNEL=base KINDS='asis asis', or a bzImage)
+profile: $(if $(filter base,$(KERNEL)),base-guest,guest) $(OUT)/selftests/zonelist_cache_memhog ## where hog passes' instructions go, per kernel function, counted by QEMU: make profile NODES=64 KINDS='on on on on off off' (PCT=12; KERNEL=base KINDS='asis asis', or a bzImage; kind placed beside off)
 	@scripts/deps.sh
 	$(PY) -m zlctool.profile --kernel '$(KERNEL)' --topology '$(NODES)' $(if $(KINDS),--kinds '$(KINDS)') $(if $(PCT),--pct $(PCT))
 

@@ -1,5 +1,6 @@
 """zlctool.profile: the plugin's dumps named by System.map, and the report."""
 
+import json
 import os
 import subprocess
 
@@ -104,24 +105,64 @@ def test_table_names_where_the_first_kind_spends_more_than_the_others():
         "__rmqueue_pcplist", "get_page_from_freelist"]
 
 
-def test_a_placed_pass_is_its_dump_less_the_median_off_pass():
-    lines = ['zlc-profile kind=off {"zlc": "off", "mib": 100, "real": 2.0, "x": 1}',
-             "zlc-profile-end kind=off",
-             'zlc-profile kind=placed {"zlc": "n/a", "mib": 100, "real": 2.5}',
-             'zlc-profile kind=placed {"zlc": "placed", "mib": 50, "real": 1.5}',
-             "zlc-profile-end kind=placed",
-             'zlc-profile kind=off {"zlc": "off", "mib": 100, "real": 3.0}',
-             "zlc-profile-end kind=off"]
-    runs = profile.pass_reals(lines)
-    assert runs == [("off", 2.0, 100), ("placed", 4.0, 50), ("off", 3.0, 100)]
+def rec(zlc, mib, real, **walk):
+    r = dict(zlc=zlc, mib=mib, real=real, zlc_skip=0, numa_miss=0, lower_zone_pages=0,
+             pageoutrun=0, allocstall=0, numa_local=mib * 256, numa_other=0)
+    r.update(walk)
+    return r
 
-    def p(kind, real, mib, gpff, user):
-        return dict(kind=kind, real=real, mib=mib,
+
+def lines_of(*blocks):
+    out = []
+    for kind, recs in blocks:
+        out += [f"zlc-profile kind={kind} {json.dumps(r)}" for r in recs]
+        out.append(f"zlc-profile-end kind={kind}")
+    return out
+
+
+def test_a_placed_pass_is_its_dump_less_the_median_off_pass():
+    placed = rec("placed", 50, 1.5)
+    # The placed pass's line first or second: its own MiB either way.
+    for pair in ([rec("n/a", 100, 2.5), placed], [placed, rec("n/a", 100, 2.5)]):
+        runs = profile.pass_reals(lines_of(("off", [rec("off", 100, 2.0)]), ("placed", pair),
+                                           ("off", [rec("off", 100, 3.0)])))
+        assert runs == [("off", 2.0, 100, None, None), ("placed", 4.0, 50, placed, 2.5),
+                        ("off", 3.0, 100, None, None)]
+
+    def p(kind, real, mib, gpff, user, placed=None, asis=None):
+        return dict(kind=kind, real=real, mib=mib, placed=placed, asis_real=asis,
                     funcs={"get_page_from_freelist": gpff, profile.USER: user})
-    out = profile.placed_alone([p("off", 2.0, 100, 300, 10), p("placed", 4.0, 50, 450, 25),
+    out = profile.placed_alone([p("off", 2.0, 100, 300, 10), p("placed", 4.0, 50, 450, 25,
+                                                               placed, 2.5),
                                 p("off", 3.0, 100, 310, 12)])
     # Less the median off pass (305, 11, 2.5 s), then twice: half the MiB.
-    assert out[1] == p("placed", 3.0, 100, 290, 28)
+    assert out[1]["funcs"] == {"get_page_from_freelist": 290, profile.USER: 28}
+    assert (out[1]["real"], out[1]["mib"], out[1]["placed_mib"]) == (3.0, 100, 50)
+    # The pass as is beside it ran as long as the off passes' median.
+    assert out[1]["residual"] == 0.0
     assert out[0] == p("off", 2.0, 100, 300, 10)
-    with pytest.raises(ValueError):
-        profile.placed_alone([p("placed", 4.0, 50, 450, 25)])
+    with pytest.raises(ValueError, match="needs off"):
+        profile.placed_alone([p("placed", 4.0, 50, 450, 25, placed, 2.5)])
+    # A placed pass that walked is no reference.
+    with pytest.raises(ValueError, match="walked"):
+        profile.placed_alone([p("off", 2.0, 100, 300, 10),
+                              p("placed", 4.0, 50, 450, 25, rec("placed", 50, 1.5,
+                                                                numa_miss=13), 2.5)])
+
+
+def test_pass_records_must_be_what_each_kind_runs():
+    with pytest.raises(ValueError, match="not a pass as is"):
+        profile.pass_reals(lines_of(("placed", [rec("placed", 50, 1.5)])))
+    with pytest.raises(ValueError, match="printed 2 passes"):
+        profile.pass_reals(lines_of(("on", [rec("on", 100, 2.0), rec("on", 100, 2.0)])))
+    with pytest.raises(ValueError, match="does not parse"):
+        profile.pass_reals(['zlc-profile kind=on {"zlc": "on", [ 1.2] printk}', "x"])
+
+
+def test_the_guest_script_restores_the_setting_after_a_placed_pass():
+    script = profile.SCRIPT.format(pct=90, threads=2, kinds="placed asis")
+    body = script[script.index("for kind"):]
+    assert body.index("echo 0 > /proc/sys/vm/zonelist_cache") < \
+        body.index('mode="-m asis -P"') < body.index("zonelist_cache_memhog $mode") < \
+        body.index('echo "$orig" > /proc/sys/vm/zonelist_cache')
+    assert script.index("orig=$(cat /proc/sys/vm/zonelist_cache") < script.index("for kind")

@@ -213,6 +213,9 @@ def test_zlcload_fill_counts_each_threads_pages_on_its_cpus_node(zlcload):
         # i-th CPU it may use, as the hog's threads.
         assert l["load"] == "fill" and l["cpu"] == allowed[l["thread"]] and l["mib"] == 4
         assert sum(l["pages_per_node"]) + l["pages_unknown"] == 64
+        # Each node's MemFree before and after: the CPU's node has a record.
+        for key in ("free_kib", "left_kib"):
+            assert len(l[key]) > l["node"] and l[key][l["node"]] > 0
         if not os.path.exists("/sys/devices/system/node/node1"):
             # On one node every page is where the CPU is.
             assert l["pages_per_node"][l["node"]] == 64
@@ -737,16 +740,37 @@ def test_placement_table_gives_the_room_each_fill_took():
         for l in s["loads"]:
             l["free_kib"] = [free * 1024, 4096]
     assert workloads.own_free_mib(base) == 32
-    assert workloads.local_of_free(base) == 50.0
-    assert workloads.local_of_free(on) == 80.0
+    assert workloads.own_taken_pct(base) == 50.0
+    assert workloads.own_taken_pct(on) == 80.0
     lines = workloads.placement_table([base, on]).splitlines()
     taken = next(l for l in lines if l.split()[:2] == ["taken", "%"])
     assert taken.split()[2:] == ["50.00", "-", "80.00", "+30.00", "-"]
-    free = next(l for l in lines if l.split()[:1] == ["free"])
-    assert free.split()[1:] == ["32.0", "-", "20.0", "-12.0", "-"]
-    # Records without free_kib (runs before it): no such rows.
+    room = next(l for l in lines if l.split()[:1] == ["room"])
+    assert room.split()[1:] == ["32.0", "-", "20.0", "-12.0", "-"]
+    # Threads on nodes 0 and 1: each node's room counted once, and the
+    # pages thread 0 put on thread 1's node took that node's room too.
+    two = placement_sample("on", 2048, "nps4", [(0, [64, 32]), (1, [0, 64])], dist)
+    for l in two["loads"]:
+        l["free_kib"] = [8 * 1024, 8 * 1024, 1024]
+    assert workloads.own_free_mib(two) == 16
+    assert workloads.own_taken_pct(two) == 100.0 * (64 + 32 + 64) * 64 / 1024 / 16
+    # A node without a record (-1) or missing: no room figure.
+    for l in two["loads"]:
+        l["free_kib"] = [8 * 1024, -1]
+    assert workloads.own_free_mib(two) is None and workloads.own_taken_pct(two) is None
+    two["loads"][0]["free_kib"] = two["loads"][1]["free_kib"] = [8 * 1024]
+    assert workloads.own_free_mib(two) is None
+    # left_kib: what the walks left free there, each node once.
+    for s, left in ((base, 2.5), (on, 3)):
+        for l in s["loads"]:
+            l["left_kib"] = [int(left * 1024), 1024]
+    assert workloads.own_left_mib(base) == 2.5
+    lines = workloads.placement_table([base, on]).splitlines()
+    left = next(l for l in lines if l.split()[:1] == ["left"])
+    assert left.split()[1:] == ["2.50", "-", "3.00", "+0.50", "-"]
+    # Records without free_kib and left_kib (runs before them): no such rows.
     for l in base["loads"] + on["loads"]:
-        del l["free_kib"]
+        del l["free_kib"], l["left_kib"]
     assert workloads.own_free_mib(base) is None
-    assert not any(l.split()[:1] == ["free"] for l in workloads.placement_table(
+    assert not any(l.split()[:1] in (["room"], ["left"]) for l in workloads.placement_table(
         [base, on]).splitlines())

@@ -40,7 +40,7 @@ import sys
 import tempfile
 
 from . import guest
-from .report import HEADLINE
+from .report import HEADLINE, WALK_COUNTERS, walked
 from .topology import Topology, TopologyError
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -48,7 +48,7 @@ PLUGIN = os.path.join(TOP, "build", "tools", "tbprof.so")
 HOG = os.path.join(guest.OUT, "selftests", "zonelist_cache_memhog")
 TRIGGER = "__x64_sys_sync"
 USER = "<user space>"
-PASS_LINE = re.compile(r"zlc-profile kind=(\S+) .*\"real\": ([0-9.]+)")
+PASS_LINE = re.compile(r"zlc-profile kind=(\S+) (\{.*\})")
 END_LINE = re.compile(r"zlc-profile-end kind=(\S+)")
 
 # The guest's side: warm-up, then one pass per kind between two syncs
@@ -57,16 +57,19 @@ SCRIPT = """
 avail=$(awk '/^MemAvailable:/ {{ print int($2 / 1024) }}' /proc/meminfo)
 size=$((avail * {pct} / 100))
 zonelist_cache_memhog -m asis -s $size -t {threads} -r 1 > /dev/null || exit 1
+orig=$(cat /proc/sys/vm/zonelist_cache 2>/dev/null)
 for kind in {kinds}; do
 	mode="-m $kind"
 	if [ $kind = placed ]; then
-		echo 0 > /proc/sys/vm/zonelist_cache || exit 1
+		echo 0 > /proc/sys/vm/zonelist_cache ||
+			{{ echo "profile: kind placed needs the series' vm.zonelist_cache"; exit 1; }}
 		mode="-m asis -P"
 	fi
 	sync
 	zonelist_cache_memhog $mode -w -f -s $size -t {threads} -r 1 -j > /tmp/pass.log 2>&1 ||
 		{{ cat /tmp/pass.log; exit 1; }}
 	sync
+	[ $kind != placed ] || echo "$orig" > /proc/sys/vm/zonelist_cache || exit 1
 	sed -n "s/^# zlc-run /zlc-profile kind=$kind /p" /tmp/pass.log
 	echo "zlc-profile-end kind=$kind"
 done
@@ -103,29 +106,47 @@ def per_function(path, syms):
 
 
 def pass_reals(lines):
-    """[(kind, guest seconds, MiB)] of the guest's passes: a placed pass's
-    seconds are those of both passes its dump holds, its MiB the placed
-    pass's own (it touches less where the nodes with room hold less)."""
-    runs, real, mib = [], 0.0, None
+    """[(kind, guest seconds, MiB, the placed pass's record or None, the
+    pass as is beside it's seconds or None)] of the guest's passes: a
+    placed kind's dump holds a pass as is and the placed pass, its seconds
+    are both's, its MiB the placed pass's own (it touches less where the
+    nodes with room hold less).  ValueError if a kind's lines are not
+    what it runs."""
+    runs, recs = [], []
     for line in lines:
         m = PASS_LINE.search(line)
         if m:
-            rec = json.loads(line[line.index("{"):])
-            real += rec["real"]
-            if mib is None or rec["zlc"] == "placed":
-                mib = rec["mib"]
+            try:
+                recs.append(json.loads(m.group(2)))
+            except ValueError:
+                raise ValueError(f"a pass's record does not parse: {line.strip()[:200]}")
             continue
         m = END_LINE.search(line)
-        if m:
-            runs.append((m.group(1), real, mib))
-            real, mib = 0.0, None
+        if not m:
+            continue
+        kind = m.group(1)
+        zlc = sorted(r.get("zlc") for r in recs)
+        if kind == "placed":
+            if zlc != ["n/a", "placed"]:
+                raise ValueError(f"a placed kind printed passes {zlc}, not a pass as is "
+                                 "and a placed one")
+            placed = next(r for r in recs if r["zlc"] == "placed")
+            asis = next(r for r in recs if r["zlc"] == "n/a")
+            runs.append((kind, placed["real"] + asis["real"], placed["mib"], placed,
+                         asis["real"]))
+        else:
+            if len(recs) != 1:
+                raise ValueError(f"kind {kind} printed {len(recs)} passes, not one")
+            runs.append((kind, recs[0]["real"], recs[0]["mib"], None, None))
+        recs = []
     return runs
 
 
 def placed_alone(passes):
     """The passes, each placed one less the median off pass, function by
     function (its dump also holds a pass as is, the cache off), then
-    scaled to the off passes' MiB."""
+    scaled to the off passes' MiB.  ValueError without off passes, or
+    for a placed pass that walked (report.walked()): no reference."""
     if not any(p["kind"] == "placed" for p in passes):
         return passes
     off = [p for p in passes if p["kind"] == "off"]
@@ -138,14 +159,26 @@ def placed_alone(passes):
     out = []
     for p in passes:
         if p["kind"] == "placed":
+            if walked(p["placed"]):
+                raise ValueError(f"a placed pass walked ({walk_summary(p['placed'])}): "
+                                 "not a reference")
+            if not p["mib"]:
+                raise ValueError("a placed pass touched nothing: no nodes with room")
             scale = mib / p["mib"]
             funcs = dict(p["funcs"])
             for n, v in median.items():
                 funcs[n] = funcs.get(n, 0) - v
-            p = dict(p, real=(p["real"] - real) * scale, mib=mib,
+            # The pass as is beside it against the off passes: how far off
+            # the subtraction is, in the same seconds (instructions).
+            p = dict(p, real=(p["real"] - real) * scale, mib=mib, placed_mib=p["mib"],
+                     residual=p["asis_real"] - real,
                      funcs={n: v * scale for n, v in funcs.items()})
         out.append(p)
     return out
+
+
+def walk_summary(rec):
+    return ", ".join(f"{k} {rec.get(k)}" for k in WALK_COUNTERS)
 
 
 def halves(passes):
@@ -167,7 +200,10 @@ def table(passes, top):
         total = sum(p["funcs"].values())
         lines.append(f"{i + 1:4d}  {p['kind']:6s} {p['real']:8.3f}   {total / 1e9:8.3f}"
                      f"       ({(total - p['funcs'].get(USER, 0)) / 1e9:.3f}, "
-                     f"{p['funcs'].get(USER, 0) / 1e9:.3f})   {p.get('mib') or '?'}")
+                     f"{p['funcs'].get(USER, 0) / 1e9:.3f})   {p.get('mib') or '?'}"
+                     + (f" (placed {p['placed_mib']}; the pass as is beside it "
+                        f"{p['residual'] * 1e3:+.1f} Minsn from the off median)"
+                        if p.get("placed_mib") else ""))
     split = [k for k in kinds if sum(p["kind"] == k for p in passes) >= 2]
     names = set()
     for p in passes:
@@ -218,6 +254,10 @@ def main(argv=None):
     except TopologyError as e:
         print(f"profile: {e}", file=sys.stderr)
         return 2
+    kinds = args.kinds.split()
+    if "placed" in kinds and "off" not in kinds:
+        print("profile: kind placed needs off passes in the same boot", file=sys.stderr)
+        return 2
     kernel = guest.KERNELS.get(args.kernel, args.kernel)
     build = kernel.split("/arch/")[0]
     system_map = os.path.join(build, "System.map")
@@ -230,10 +270,6 @@ def main(argv=None):
         print(f"profile: no {TRIGGER} in {system_map}", file=sys.stderr)
         return 2
     subprocess.run([os.path.join(TOP, "scripts", "tbprof.sh")], check=True)
-    kinds = args.kinds.split()
-    if "placed" in kinds and "off" not in kinds:
-        print("profile: kind placed needs off passes in the same boot", file=sys.stderr)
-        return 2
     with tempfile.TemporaryDirectory() as d:
         prefix = os.path.join(d, "dump")
         extra = guest.ICOUNT_ARGS + ["-plugin", f"{PLUGIN},trigger={trigger[0]:x},prefix={prefix}"]
@@ -247,17 +283,21 @@ def main(argv=None):
         if res.status:
             print(f"profile: the guest exited {res.status} (console: {res.log})", file=sys.stderr)
             return 1
-        runs = pass_reals(res.lines)
+        try:
+            runs = pass_reals(res.lines)
+        except ValueError as e:
+            print(f"profile: {e} (console: {res.log})", file=sys.stderr)
+            return 1
         dumps = sorted((int(f.rsplit(".", 1)[1]) for f in os.listdir(d)))
         # Dump 0: boot and warm-up; then a pair per pass: the pass (with its
         # process's start and exit), then the guest between two passes.
         if [r[0] for r in runs] != kinds or len(dumps) < 2 * len(kinds) + 1:
-            print(f"profile: {len(runs)} passes and {len(dumps)} dumps for {len(kinds)} kinds "
-                  f"(console: {res.log})", file=sys.stderr)
+            print(f"profile: passes {' '.join(r[0] for r in runs)} and {len(dumps)} dumps "
+                  f"for kinds {' '.join(kinds)} (console: {res.log})", file=sys.stderr)
             return 1
-        passes = [dict(kind=k, real=real, mib=mib,
+        passes = [dict(kind=k, real=real, mib=mib, placed=placed, asis_real=asis,
                        funcs=per_function(f"{prefix}.{2 * i + 1}", syms))
-                  for i, (k, real, mib) in enumerate(runs)]
+                  for i, (k, real, mib, placed, asis) in enumerate(runs)]
     for p in passes:
         counted = sum(p["funcs"].values()) / 1e9
         if abs(counted - p["real"]) > 0.02 * p["real"]:

@@ -611,6 +611,10 @@ def busy_table(samples):
     return "\n".join(lines)
 
 
+# zlcload fill counts one page every SAMPLE_KIB (count_pages()'s stride).
+SAMPLE_KIB = 64
+
+
 def fills(s):
     """The zlcload fill lines of a sample, one a thread."""
     return [l for l in s.get("loads", []) if l["load"] == "fill"]
@@ -637,23 +641,40 @@ def pooled_off_node(samples):
     return 100.0 * (total - local) / total if total else None
 
 
-def own_free_mib(s):
+def own_nodes(s):
+    """The nodes of a fill's CPUs, each once."""
+    return sorted({l["node"] for l in fills(s)})
+
+
+def own_free_mib(s, key="free_kib"):
     """MiB free on the nodes of the fill's CPUs (each node once) before
-    the fill started; None without that record."""
+    the fill started (key "left_kib": once every thread had touched its
+    share, before any freed: the floor the walks took them to); None
+    without that record, or where a node's is missing."""
     ls = fills(s)
-    if not ls or any("free_kib" not in l for l in ls):
+    if not ls or any(key not in l for l in ls):
         return None
-    return sum(ls[0]["free_kib"][n] for n in {l["node"] for l in ls}) / 1024
+    free = ls[0][key]
+    if any(n >= len(free) or free[n] < 0 for n in own_nodes(s)):
+        return None
+    return sum(free[n] for n in own_nodes(s)) / 1024
 
 
-def local_of_free(s):
-    """% of the free memory of the fill's CPUs' nodes at its start that
-    the fill's own pages took (a sampled page stands for 64 KiB): room
-    taken, whatever the room was on that boot; None without a record."""
+def own_left_mib(s):
+    return own_free_mib(s, "left_kib")
+
+
+def own_taken_pct(s):
+    """% of the memory free on the fill's CPUs' nodes at its start that
+    the fill's pages took there, every thread's (a sampled page stands
+    for SAMPLE_KIB): the room taken, whatever the room was on that boot;
+    None without a record."""
     free = own_free_mib(s)
     if not free:
         return None
-    return 100.0 * fill_pages([s])[0] * 64 / 1024 / free
+    pages = sum(l["pages_per_node"][n] for l in fills(s) for n in own_nodes(s)
+                if n < len(l["pages_per_node"]))
+    return 100.0 * pages * SAMPLE_KIB / 1024 / free
 
 
 def local_pct(s, thread=None):
@@ -863,8 +884,9 @@ def placement_table(samples):
     threads = sorted({l["thread"] for s in samples for l in fills(s)})
     lines = ["placement: % of a thread's pages on its own CPU's node, then every thread's "
              "pages' mean distance from it (SLIT units), median (min..max) over samples;",
-             "free: MiB free on the CPUs' own nodes as the fill starts; taken: % of that "
-             "the fill's pages took;",
+             "room: MiB free on the CPUs' own nodes (each once) as the fill starts; "
+             "taken: % of that room the fill's pages (every thread's) took; left: MiB "
+             "still free there once all had touched theirs (the floor the walks spilled at);",
              "zlcload fill: each thread counts its pages with move_pages(), a page every "
              "64 KiB; step: free-running (0), or lock step every STEP KiB",
              f"{'topology step':20s}{'':>7s}" + "".join(f"{v:>22s}" for v in VARIANTS)
@@ -874,7 +896,9 @@ def placement_table(samples):
         rows = [(f"t{i} %", lambda s, i=i: local_pct(s, i), 2) for i in threads]
         rows += [("all %", local_pct, 2), ("dist", mean_distance, 3)]
         if all(own_free_mib(x) for x in pick(samples, **k)):
-            rows += [("free", own_free_mib, 1), ("taken %", local_of_free, 2)]
+            rows += [("room", own_free_mib, 1), ("taken %", own_taken_pct, 2)]
+        if all(own_left_mib(x) is not None for x in pick(samples, **k)):
+            rows += [("left", own_left_mib, 2)]
         for what, fn, digits in rows:
             cells = [mmm([fn(s) for s in pick(samples, variant=v, **k)]) for v in VARIANTS]
             lines.append(f"{name:20s}{what:>7s}" + "".join(f"{fmt(c, digits):>22s}" for c in cells)

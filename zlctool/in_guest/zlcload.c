@@ -29,7 +29,10 @@
  *                                 from the threads' start to the moment
  *                                 all had touched theirs, and each
  *                                 node's MemFree before the threads
- *                                 start ("free_kib"); STEP_KIB > 0:
+ *                                 start ("free_kib") and once all had
+ *                                 touched theirs ("left_kib"): the
+ *                                 floor the walks took each node to;
+ *                                 STEP_KIB > 0:
  *                                 in lock step, every thread touches
  *                                 STEP_KIB, then waits for all the others
  *                                 to have touched theirs, so that where
@@ -328,30 +331,44 @@ struct filler {
 
 static pthread_barrier_t filled;
 static double fill_start;
-static long free_kib[MAX_NODES];
+static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
+static long free_kib[MAX_NODES], left_kib[MAX_NODES];
 static int free_nodes;
 
-/* Each node's MemFree in KiB, before a fill starts (-1: unreadable) */
-static void read_free(void)
+/*
+ * Each node's MemFree in KiB into @kib (-1 where a node has none), and the
+ * number of node ids up to the highest present into free_nodes.
+ */
+static void read_free(long *kib)
 {
 	char path[64], line[128];
-	long kib;
+	long val;
 	FILE *f;
+	int n;
 
-	for (free_nodes = 0; free_nodes < MAX_NODES; free_nodes++) {
-		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
-			 free_nodes);
+	for (n = 0; n < MAX_NODES; n++) {
+		kib[n] = -1;
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo", n);
 		f = fopen(path, "r");
 		if (!f)
-			break;
-		free_kib[free_nodes] = -1;
+			continue;
 		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "Node %*d MemFree: %ld kB", &kib) == 1)
-				free_kib[free_nodes] = kib;
+			if (sscanf(line, "Node %*d MemFree: %ld kB", &val) == 1)
+				kib[n] = val;
 		fclose(f);
+		free_nodes = n + 1;
 	}
 }
-static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void print_kib(const char *key, const long *kib)
+{
+	int i;
+
+	printf(", \"%s\": [", key);
+	for (i = 0; i < free_nodes; i++)
+		printf("%s%ld", i ? ", " : "", kib[i]);
+	printf("]");
+}
 
 /* "distance": [...], the node's row of /sys/devices/system/node/nodeN/distance */
 static void print_distances(unsigned int node)
@@ -377,7 +394,6 @@ static void *fill_one(void *arg)
 	size_t off, len;
 	double touched;
 	char *mem;
-	int i;
 
 	pin(t->cpu);
 	mem = map(t->bytes, MADV_NOHUGEPAGE);
@@ -394,6 +410,10 @@ static void *fill_one(void *arg)
 	/* As the hog: nobody frees before all have placed their pages. */
 	pthread_barrier_wait(&filled);
 	touched = now() - fill_start;
+	/* What the walks left free on each node, before anyone frees */
+	if (!t->index)
+		read_free(left_kib);
+	pthread_barrier_wait(&filled);
 	if (syscall(SYS_getcpu, &cpu, &node, NULL))
 		die("getcpu");
 	count_pages(mem, t->bytes, 16 * PAGE, t->on, &t->unknown);
@@ -404,10 +424,9 @@ static void *fill_one(void *arg)
 	print_counts(stdout, t->on, t->unknown);
 	printf(", ");
 	print_distances(node);
-	printf(", \"free_kib\": [");
-	for (i = 0; i < free_nodes; i++)
-		printf("%s%ld", i ? ", " : "", free_kib[i]);
-	printf("]}\n");
+	print_kib("free_kib", free_kib);
+	print_kib("left_kib", left_kib);
+	printf("}\n");
 	pthread_mutex_unlock(&print_lock);
 	pthread_barrier_wait(&filled);
 	munmap(mem, t->bytes);
@@ -432,7 +451,7 @@ static int fill(size_t bytes, int threads, size_t step)
 	}
 	if (pthread_barrier_init(&filled, NULL, threads))
 		die("pthread_barrier_init");
-	read_free();
+	read_free(free_kib);
 	fill_start = now();
 	for (i = 0; i < threads; i++) {
 		while (!CPU_ISSET(++cpu, &allowed))
