@@ -214,7 +214,7 @@ def test_zlcload_fill_counts_each_threads_pages_on_its_cpus_node(zlcload):
         assert l["load"] == "fill" and l["cpu"] == allowed[l["thread"]] and l["mib"] == 4
         assert sum(l["pages_per_node"]) + l["pages_unknown"] == 64
         # Each node's MemFree before and after: the CPU's node has a record.
-        for key in ("free_kib", "left_kib"):
+        for key in ("free_kib", "left_kib", "slab_kib"):
             assert len(l[key]) > l["node"] and l[key][l["node"]] > 0
         if not os.path.exists("/sys/devices/system/node/node1"):
             # On one node every page is where the CPU is.
@@ -768,6 +768,14 @@ def test_placement_table_gives_the_room_each_fill_took():
     lines = workloads.placement_table([base, on]).splitlines()
     left = next(l for l in lines if l.split()[:1] == ["left"])
     assert left.split()[1:] == ["2.50", "-", "3.00", "+0.50", "-"]
+    # slab_kib: the unreclaimable slab there at the start.
+    assert not any(l.split()[:1] == ["slab"] for l in lines)
+    for s, slab in ((base, 3.5), (on, 5.5)):
+        for l in s["loads"]:
+            l["slab_kib"] = [int(slab * 1024), 2048]
+    slab = next(l for l in workloads.placement_table([base, on]).splitlines()
+                if l.split()[:1] == ["slab"])
+    assert slab.split()[1:] == ["3.50", "-", "5.50", "+2.00", "-"]
     # Records without free_kib and left_kib (runs before them): no such rows.
     for l in base["loads"] + on["loads"]:
         del l["free_kib"], l["left_kib"]

@@ -664,6 +664,10 @@ def own_left_mib(s):
     return own_free_mib(s, "left_kib")
 
 
+def own_slab_mib(s):
+    return own_free_mib(s, "slab_kib")
+
+
 def own_taken_pct(s):
     """% of the memory free on the fill's CPUs' nodes at its start that
     the fill's pages took there, every thread's (a sampled page stands
@@ -886,7 +890,8 @@ def placement_table(samples):
              "pages' mean distance from it (SLIT units), median (min..max) over samples;",
              "room: MiB free on the CPUs' own nodes (each once) as the fill starts; "
              "taken: % of that room the fill's pages (every thread's) took; left: MiB "
-             "still free there once all had touched theirs (the floor the walks spilled at);",
+             "still free there once all had touched theirs (the floor the walks spilled at); "
+             "slab: MiB of unreclaimable slab there at the start;",
              "zlcload fill: each thread counts its pages with move_pages(), a page every "
              "64 KiB; step: free-running (0), or lock step every STEP KiB",
              f"{'topology step':20s}{'':>7s}" + "".join(f"{v:>22s}" for v in VARIANTS)
@@ -899,6 +904,8 @@ def placement_table(samples):
             rows += [("room", own_free_mib, 1), ("taken %", own_taken_pct, 2)]
         if all(own_left_mib(x) is not None for x in pick(samples, **k)):
             rows += [("left", own_left_mib, 2)]
+        if all(own_slab_mib(x) is not None for x in pick(samples, **k)):
+            rows += [("slab", own_slab_mib, 2)]
         for what, fn, digits in rows:
             cells = [mmm([fn(s) for s in pick(samples, variant=v, **k)]) for v in VARIANTS]
             lines.append(f"{name:20s}{what:>7s}" + "".join(f"{fmt(c, digits):>22s}" for c in cells)

@@ -32,6 +32,8 @@
  *                                 start ("free_kib") and once all had
  *                                 touched theirs ("left_kib"): the
  *                                 floor the walks took each node to;
+ *                                 and each node's unreclaimable slab
+ *                                 at the start ("slab_kib");
  *                                 STEP_KIB > 0:
  *                                 in lock step, every thread touches
  *                                 STEP_KIB, then waits for all the others
@@ -332,14 +334,15 @@ struct filler {
 static pthread_barrier_t filled;
 static double fill_start;
 static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
-static long free_kib[MAX_NODES], left_kib[MAX_NODES];
+static long free_kib[MAX_NODES], left_kib[MAX_NODES], slab_kib[MAX_NODES];
 static int free_nodes;
 
 /*
- * Each node's MemFree in KiB into @kib (-1 where a node has none), and the
- * number of node ids up to the highest present into free_nodes.
+ * Each node's MemFree in KiB into @kib (-1 where a node has none), and,
+ * if @slab, its SUnreclaim; the number of node ids up to the highest
+ * present into free_nodes.
  */
-static void read_free(long *kib)
+static void read_free(long *kib, long *slab)
 {
 	char path[64], line[128];
 	long val;
@@ -348,13 +351,18 @@ static void read_free(long *kib)
 
 	for (n = 0; n < MAX_NODES; n++) {
 		kib[n] = -1;
+		if (slab)
+			slab[n] = -1;
 		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo", n);
 		f = fopen(path, "r");
 		if (!f)
 			continue;
-		while (fgets(line, sizeof(line), f))
+		while (fgets(line, sizeof(line), f)) {
 			if (sscanf(line, "Node %*d MemFree: %ld kB", &val) == 1)
 				kib[n] = val;
+			if (slab && sscanf(line, "Node %*d SUnreclaim: %ld kB", &val) == 1)
+				slab[n] = val;
+		}
 		fclose(f);
 		free_nodes = n + 1;
 	}
@@ -412,7 +420,7 @@ static void *fill_one(void *arg)
 	touched = now() - fill_start;
 	/* What the walks left free on each node, before anyone frees */
 	if (!t->index)
-		read_free(left_kib);
+		read_free(left_kib, NULL);
 	pthread_barrier_wait(&filled);
 	if (syscall(SYS_getcpu, &cpu, &node, NULL))
 		die("getcpu");
@@ -426,6 +434,7 @@ static void *fill_one(void *arg)
 	print_distances(node);
 	print_kib("free_kib", free_kib);
 	print_kib("left_kib", left_kib);
+	print_kib("slab_kib", slab_kib);
 	printf("}\n");
 	pthread_mutex_unlock(&print_lock);
 	pthread_barrier_wait(&filled);
@@ -451,7 +460,7 @@ static int fill(size_t bytes, int threads, size_t step)
 	}
 	if (pthread_barrier_init(&filled, NULL, threads))
 		die("pthread_barrier_init");
-	read_free(free_kib);
+	read_free(free_kib, slab_kib);
 	fill_start = now();
 	for (i = 0; i < threads; i++) {
 		while (!CPU_ISSET(++cpu, &allowed))
