@@ -133,16 +133,22 @@ def test_a_placed_pass_is_its_dump_less_the_median_off_pass():
         return dict(kind=kind, real=real, mib=mib, placed=placed, asis_real=asis,
                     funcs={"get_page_from_freelist": gpff, profile.USER: user})
     out = profile.placed_alone([p("off", 2.0, 100, 300, 10), p("placed", 4.0, 50, 450, 25,
-                                                               placed, 2.5),
+                                                               placed, 2.6),
                                 p("off", 3.0, 100, 310, 12)])
     # Less the median off pass (305, 11, 2.5 s), then twice: half the MiB.
     assert out[1]["funcs"] == {"get_page_from_freelist": 290, profile.USER: 28}
     assert (out[1]["real"], out[1]["mib"], out[1]["placed_mib"]) == (3.0, 100, 50)
-    # The pass as is beside it ran as long as the off passes' median.
-    assert out[1]["residual"] == 0.0
+    # The pass as is beside it ran 0.1 s (100 Minsn) longer than the off
+    # passes' median: the subtraction's error, scaled as the rest.
+    assert out[1]["residual"] == pytest.approx(0.2)
+    line = next(l for l in profile.table(out, top=1) if l.split()[1:2] == ["placed"])
+    assert "placed 50; the pass as is beside it +200.0 Minsn from the off median" in line
     assert out[0] == p("off", 2.0, 100, 300, 10)
     with pytest.raises(ValueError, match="needs off"):
         profile.placed_alone([p("placed", 4.0, 50, 450, 25, placed, 2.5)])
+    with pytest.raises(ValueError, match="touched nothing"):
+        profile.placed_alone([p("off", 2.0, 100, 300, 10),
+                              p("placed", 4.0, 0, 450, 25, rec("placed", 0, 1.5), 2.5)])
     # A placed pass that walked is no reference.
     with pytest.raises(ValueError, match="walked"):
         profile.placed_alone([p("off", 2.0, 100, 300, 10),
@@ -155,6 +161,10 @@ def test_pass_records_must_be_what_each_kind_runs():
         profile.pass_reals(lines_of(("placed", [rec("placed", 50, 1.5)])))
     with pytest.raises(ValueError, match="printed 2 passes"):
         profile.pass_reals(lines_of(("on", [rec("on", 100, 2.0), rec("on", 100, 2.0)])))
+    with pytest.raises(ValueError, match="of kind on"):
+        profile.pass_reals(lines_of(("off", [rec("on", 100, 2.0)])))
+    assert profile.pass_reals(lines_of(("asis", [rec("n/a", 100, 2.0)]))) == \
+        [("asis", 2.0, 100, None, None)]
     with pytest.raises(ValueError, match="does not parse"):
         profile.pass_reals(['zlc-profile kind=on {"zlc": "on", [ 1.2] printk}', "x"])
 
@@ -166,3 +176,5 @@ def test_the_guest_script_restores_the_setting_after_a_placed_pass():
         body.index('mode="-m asis -P"') < body.index("zonelist_cache_memhog $mode") < \
         body.index('echo "$orig" > /proc/sys/vm/zonelist_cache')
     assert script.index("orig=$(cat /proc/sys/vm/zonelist_cache") < script.index("for kind")
+    # Only after a placed pass: a kernel without the setting runs asis.
+    assert "[ $kind != placed ] || echo \"$orig\" > /proc/sys/vm/zonelist_cache" in body

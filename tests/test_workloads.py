@@ -767,7 +767,7 @@ def test_placement_table_gives_the_room_each_fill_took():
     assert workloads.own_left_mib(base) == 2.5
     lines = workloads.placement_table([base, on]).splitlines()
     left = next(l for l in lines if l.split()[:1] == ["left"])
-    assert left.split()[1:] == ["2.50", "-", "3.00", "+0.50", "-"]
+    assert left.split()[1:] == ["2.5", "-", "3.0", "+0.5", "-"]
     # slab_kib: the unreclaimable slab there at the start.
     assert not any(l.split()[:1] == ["slab"] for l in lines)
     for s, slab in ((base, 3.5), (on, 5.5)):

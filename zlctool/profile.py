@@ -50,6 +50,9 @@ TRIGGER = "__x64_sys_sync"
 USER = "<user space>"
 PASS_LINE = re.compile(r"zlc-profile kind=(\S+) (\{.*\})")
 END_LINE = re.compile(r"zlc-profile-end kind=(\S+)")
+KINDS = ("on", "off", "asis", "placed")
+# The "zlc" the hog prints for a pass of each kind (-m asis: "n/a").
+HOG_KIND = {"asis": "n/a"}
 
 # The guest's side: warm-up, then one pass per kind between two syncs
 # (the plugin's dumps: the second one of each pair holds the pass).
@@ -125,7 +128,7 @@ def pass_reals(lines):
         if not m:
             continue
         kind = m.group(1)
-        zlc = sorted(r.get("zlc") for r in recs)
+        zlc = sorted(r.get("zlc", "?") for r in recs)
         if kind == "placed":
             if zlc != ["n/a", "placed"]:
                 raise ValueError(f"a placed kind printed passes {zlc}, not a pass as is "
@@ -137,6 +140,8 @@ def pass_reals(lines):
         else:
             if len(recs) != 1:
                 raise ValueError(f"kind {kind} printed {len(recs)} passes, not one")
+            if zlc != [HOG_KIND.get(kind, kind)]:
+                raise ValueError(f"kind {kind} printed a pass of kind {zlc[0]}")
             runs.append((kind, recs[0]["real"], recs[0]["mib"], None, None))
         recs = []
     return runs
@@ -171,7 +176,7 @@ def placed_alone(passes):
             # The pass as is beside it against the off passes: how far off
             # the subtraction is, in the same seconds (instructions).
             p = dict(p, real=(p["real"] - real) * scale, mib=mib, placed_mib=p["mib"],
-                     residual=p["asis_real"] - real,
+                     residual=(p["asis_real"] - real) * scale,
                      funcs={n: v * scale for n, v in funcs.items()})
         out.append(p)
     return out
@@ -202,7 +207,7 @@ def table(passes, top):
                      f"       ({(total - p['funcs'].get(USER, 0)) / 1e9:.3f}, "
                      f"{p['funcs'].get(USER, 0) / 1e9:.3f})   {p.get('mib') or '?'}"
                      + (f" (placed {p['placed_mib']}; the pass as is beside it "
-                        f"{p['residual'] * 1e3:+.1f} Minsn from the off median)"
+                        f"{p['residual'] * 1e3:+.1f} Minsn from the off median, scaled)"
                         if p.get("placed_mib") else ""))
     split = [k for k in kinds if sum(p["kind"] == k for p in passes) >= 2]
     names = set()
@@ -255,6 +260,9 @@ def main(argv=None):
         print(f"profile: {e}", file=sys.stderr)
         return 2
     kinds = args.kinds.split()
+    if not kinds or any(k not in KINDS for k in kinds):
+        print(f"profile: kinds are {', '.join(KINDS)}, not '{args.kinds}'", file=sys.stderr)
+        return 2
     if "placed" in kinds and "off" not in kinds:
         print("profile: kind placed needs off passes in the same boot", file=sys.stderr)
         return 2
@@ -309,7 +317,7 @@ def main(argv=None):
         passes = placed_alone(passes)
     except ValueError as e:
         print(f"profile: {e}", file=sys.stderr)
-        return 2
+        return 1
     print(f"profile: {os.path.relpath(kernel, TOP)}, {topo.describe()}, hog at {args.pct}% of "
           f"MemAvailable, {args.threads} threads; counted by QEMU (-icount, plugin tbprof)")
     print("\n".join(table(passes, args.top)))

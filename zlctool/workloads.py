@@ -903,7 +903,7 @@ def placement_table(samples):
         if all(own_free_mib(x) for x in pick(samples, **k)):
             rows += [("room", own_free_mib, 1), ("taken %", own_taken_pct, 2)]
         if all(own_left_mib(x) is not None for x in pick(samples, **k)):
-            rows += [("left", own_left_mib, 2)]
+            rows += [("left", own_left_mib, 1)]
         if all(own_slab_mib(x) is not None for x in pick(samples, **k)):
             rows += [("slab", own_slab_mib, 2)]
         for what, fn, digits in rows:
