@@ -645,12 +645,12 @@ def test_placement_plans_boots_and_counts():
     # Counted, as the hog's runs of record; two boots of each kernel.
     assert all(b[2] and "-icount" in b[1] for b in boots) and plan["boots"] == 2
     assert workloads.command("placement", "patched", plan, "nps4") == \
-        "VARIANTS='off on' sh /scripts/workload.sh placement 1536 2 '0 2048'"
+        "VARIANTS='off on' sh /scripts/workload.sh placement 1536 2 '0 256'"
     # The second boot reverses the first: every kind at every position.
     assert workloads.command("placement", "patched", plan, "nps4", boot=1) == \
-        "VARIANTS='on off' sh /scripts/workload.sh placement 1536 2 '0 2048'"
+        "VARIANTS='on off' sh /scripts/workload.sh placement 1536 2 '0 256'"
     assert workloads.command("placement", "base", plan, "cxl", boot=1) == \
-        "VARIANTS='base base' sh /scripts/workload.sh placement 1536 2 '0 2048'"
+        "VARIANTS='base base' sh /scripts/workload.sh placement 1536 2 '0 256'"
     # 7.3.4 takes as many samples a boot as the series.
     assert workloads.expected("placement", "patched", plan) == 2 * 2
     assert workloads.expected("placement", "base", plan) == 2 * 2
@@ -659,7 +659,7 @@ def test_placement_plans_boots_and_counts():
     # The same MiB on every kernel: a share of the topology, not of
     # MemAvailable, which differs by kernel.
     assert workloads.command("placement", "base", quick, "nps4") == \
-        "VARIANTS='base' sh /scripts/workload.sh placement 716 2 '0 2048'"
+        "VARIANTS='base' sh /scripts/workload.sh placement 716 2 '0 256'"
     assert "placement" in workloads.NAMES and "placement" in workloads.TABLES
 
 
