@@ -7,15 +7,15 @@ One guest boots under QEMU -icount with the plugin of zlctool/tbprof
 (scripts/tbprof.sh builds it), touches its memory once, then runs one
 zonelist_cache_memhog pass per kind (-m KIND -w -r 1: on, off or asis,
 the share of memory and threads of make bench's headline row), each
-between two sync(2) calls.  Kind "placed" is the hog's -P pass, which
+between two sync(2) calls. Kind "placed" is the hog's -P pass, which
 only runs beside a pass as is: the cache is switched off, the two passes
 run between the same two syncs, and the median off pass of the same boot
 is taken from their counts (so placed needs off among the kinds), then
 what is left is scaled to the off passes' size: a placed pass touches
-less where the nodes with room hold less.  The plugin counts every kernel translation
-block's executions and writes the counts out each time the guest enters
-sys_sync(), so each pass has its own file; System.map names the
-functions.  The tool checks its own reference: a pass's counted
+less where the nodes with room hold less. The plugin counts every kernel
+translation block's executions and writes the counts out each time the
+guest enters sys_sync(), so each pass has its own file; System.map names
+the functions. The tool checks its own reference: a pass's counted
 instructions (kernel and user) must match the pass's length on the guest
 clock, which under -icount is the instructions of both vCPUs, within 2 %
 (the dump also holds the process's start and exit).
