@@ -186,12 +186,12 @@ deb: tree ## Debian packages of the patched kernel in build/BASE/deb (KCONFIG=fi
 
 # --- measuring --------------------------------------------------------------
 
-bench: ## base vs off vs on: the hog and the workloads, into results/NAME/ (WORKLOADS=hog,stutter,churn,busy,stress,storm,pagefault,placement ROUNDS= REPS= BOOTS= VARIANTS='off off' NAME= QUICK=1 ICOUNT=1 TIMED=1 HW=1 CONFIG=distro|small NODES_SHIFT=10 MEM= BENCH_NODES=1,nps4,cxl,flex32,64 APPEND='movablecore=50%')
+bench: ## base vs off vs on: the hog and the workloads, into results/NAME/ (WORKLOADS=hog,stutter,churn,busy,stress,storm,pagefault,placement ROUNDS= REPS= BOOTS= VARIANTS='off off' NAME= QUICK=1 ICOUNT=1 TIMED=1 HW=1 CONFIG=distro|small NODES_SHIFT=10 KASLR=1 MEM= BENCH_NODES=1,nps4,cxl,flex32,64 APPEND='movablecore=50%')
 	@scripts/deps.sh
 	$(PY) -m zlctool.bench $(if $(NAME),--name $(NAME)) $(if $(QUICK),--quick) $(if $(HW),--hw) \
 		$(if $(TIMED),--timed) \
 		$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(REPS),--reps $(REPS)) \
-		$(if $(ICOUNT),--icount) $(if $(NODES_SHIFT),--nodes-shift $(NODES_SHIFT)) \
+		$(if $(ICOUNT),--icount) $(if $(KASLR),--kaslr) $(if $(NODES_SHIFT),--nodes-shift $(NODES_SHIFT)) \
 		$(if $(BOOTS),--boots $(BOOTS)) $(if $(VARIANTS),--variants '$(VARIANTS)') \
 		$(if $(MEM),--mem $(MEM)) $(if $(BENCH_NODES),--nodes $(BENCH_NODES)) \
 		$(if $(CONFIG),--config $(CONFIG)) $(if $(APPEND),--append '$(APPEND)')

@@ -313,13 +313,26 @@ def test_kswapd_runs_per_pass_reach_the_report_per_kind():
 
 def test_make_command_gives_the_run_again():
     import argparse
-    args = argparse.Namespace(quick=False, icount=True, hw=False, timed=False, nodes_shift=10, workloads="hog", rounds=None,
+    args = argparse.Namespace(quick=False, icount=True, hw=False, timed=False, kaslr=False,
+                              nodes_shift=10, workloads="hog", rounds=None,
                               reps=6, nodes="1,nps4", mem="2G", boots=None, variants=None,
                               append="numa_balancing=disable", config="distro")
     assert bench.make_command(args, "r") == ("make bench NAME=r ICOUNT=1 WORKLOADS=hog REPS=6 "
                                              "BENCH_NODES=1,nps4 APPEND=numa_balancing=disable")
     args.append, args.config = "a b", "small"
     assert bench.make_command(args, "r").endswith("APPEND='a b' CONFIG=small NODES_SHIFT=10")
+    args.kaslr = True
+    assert "ICOUNT=1 KASLR=1 " in bench.make_command(args, "r")
+
+
+def test_kaslr_drops_nokaslr_alone():
+    import argparse
+    args = argparse.Namespace(kaslr=False, append="numa_balancing=disable")
+    assert bench.command_line(args) == "nokaslr numa_balancing=disable"
+    args.kaslr = True
+    assert bench.command_line(args) == "numa_balancing=disable"
+    args.append = ""
+    assert bench.command_line(args) == ""
 
 
 def test_workload_plans_take_boots_and_variants():
