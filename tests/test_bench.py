@@ -116,6 +116,8 @@ def test_boot_order_is_abba_over_rounds():
 def test_icount_refuses_hw():
     with pytest.raises(SystemExit):
         bench.main(["--icount", "--hw"])
+    with pytest.raises(SystemExit):
+        bench.main(["--kaslr", "--hw"])
 
 
 def test_a_run_name_is_checked_and_never_overwritten(tmp_path, capsys):
@@ -221,6 +223,10 @@ def test_every_bench_guest_boots_without_kaslr(tmp_path, monkeypatch):
                 "--append", "movablecore=50%"])
     assert seen["hog"] == seen["workloads"] == "nokaslr movablecore=50%"
     assert seen["meta"]["append"] == "nokaslr movablecore=50%"
+    seen.clear()
+    bench.main(["--name", "k2", "--results", str(tmp_path), "--workloads", "hog,busy",
+                "--append", "movablecore=50%", "--kaslr"])
+    assert seen["hog"] == seen["workloads"] == seen["meta"]["append"] == "movablecore=50%"
 
 
 def test_a_rows_numa_balancing_and_hint_faults_reach_its_passes_and_the_report():

@@ -490,7 +490,8 @@ def main(argv=None):
                    "NODES_SHIFT=10, memcg, cpusets, the preemption model); small: "
                    "configs/guest.config alone, the fast tests' config")
     p.add_argument("--append", default="",
-                   help="more kernel command line for every guest of the run, after nokaslr, "
+                   help="more kernel command line for every guest of the run, after nokaslr "
+                   "(unless --kaslr), "
                    "e.g. movablecore=50%%")
     p.add_argument("--kaslr", action="store_true",
                    help="boot without nokaslr: the kernel image lands on a random node "
@@ -521,6 +522,8 @@ def main(argv=None):
 
     if args.icount and args.hw:
         p.error("--icount runs guests; it does not go with --hw")
+    if args.kaslr and args.hw:
+        p.error("--kaslr boots guests; it does not go with --hw")
     if args.icount and args.timed:
         p.error("--icount and --timed: pick one")
     # The hog is counted unless told to be timed (or a quick smoke run, or
