@@ -1,0 +1,53 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""What scripts/probe-64n.sh's record says: per boot option, each kernel's
+release and node 0's DMA32 zone, each kind's Ginsn/GiB (the guest clock
+under -icount, per GiB touched), median (min..max), and ratios as the
+bench gives them: the medians' ratio, then min..max over all pairs."""
+import json
+import re
+import statistics as st
+import sys
+
+
+def main(path):
+    rows, seen, where = {}, {}, None
+    lines = open(path).read().splitlines()
+    for line in lines:
+        m = re.match(r"### boot=(\d) (\S+) (\S+)", line)
+        if m:
+            where = m.group(2), m.group(3)
+            continue
+        if line.startswith(("release ", "node0-dma32")):
+            seen.setdefault(where, set()).add(line)
+            continue
+        m = re.match(r"probe kind=(\S+) (\{.*\})", line)
+        if m:
+            d = json.loads(m.group(2))
+            rows.setdefault(where + (m.group(1),), []).append(d["real"] / (d["mib"] / 1024))
+        elif line.startswith("guest:") and "exited 0" not in line:
+            sys.exit(f"probe-64n-summary: a boot failed: {line}")
+
+    def ratio(a, b):
+        r = [x / y for x in a for y in b]
+        return f"{st.median(a) / st.median(b):.3f} ({min(r):.3f}..{max(r):.3f})"
+
+    print(lines[0].lstrip("# "))
+    for opt in ("nokaslr", "kaslr"):
+        print(f"{opt}:")
+        for k in sorted(k for k in seen if k[0] == opt):
+            for line in sorted(seen[k]):
+                print(f"  {k[1]:6} {line}")
+        for k in sorted(k for k in rows if k[0] == opt):
+            v = rows[k]
+            print(f"  {k[1]:6} {k[2]:4} {st.median(v):.3f} ({min(v):.3f}..{max(v):.3f})"
+                  f"  {len(v)} passes")
+        base = rows[(opt, "base", "asis")]
+        for kern in ("v1", "series"):
+            for kind in ("on", "off"):
+                print(f"  {kern} {kind}/7.3.4: {ratio(rows[(opt, kern, kind)], base)}")
+        print(f"  series on/v1 on: {ratio(rows[(opt, 'series', 'on')], rows[(opt, 'v1', 'on')])}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

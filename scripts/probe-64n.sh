@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 64 nodes of 32 MiB with and without nokaslr, counted (QEMU -icount):
+# the hog's 90 % row on 7.3.4, on v1 (project 3041e97's series, the
+# series of hog-ref-73-20261126) and on this project's series, each
+# kernel from the bench's distro config.  The bench runs one series, so
+# this probe boots the three kernels itself.
+#
+#   scripts/probe-64n.sh DIR
+#
+# Needs a full clone (v1's series is read from commit 3041e97) and the
+# kernels of a counted bench (make bench ICOUNT=1: build/7.3/guest-distro
+# and guest-base-distro, and the hog); v1's kernel is built here into
+# build/7.3/v1-distro.  Per kernel and option, 2 boots: each warms up,
+# prints its release and node 0's DMA32 zone, then runs 8 passes (cache
+# on and off in ABBA order; 7.3.4: 4 passes as is).  DIR/probe.txt gets
+# the consoles' lines, DIR/summary.txt what scripts/probe-64n-summary.py
+# makes of them.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+dir=${1:?usage: probe-64n.sh DIR}
+cd "$top"
+mkdir -p "$dir"
+PY=${PY:-/usr/bin/python3}
+HOG=build/7.3/selftests/zonelist_cache_memhog
+V1=build/7.3/v1-distro/arch/x86/boot/bzImage
+declare -A KERNEL=([base]=build/7.3/guest-base-distro/arch/x86/boot/bzImage
+		   [series]=build/7.3/guest-distro/arch/x86/boot/bzImage [v1]=$V1)
+for f in "$HOG" "${KERNEL[base]}" "${KERNEL[series]}"; do
+	[ -f "$f" ] || { echo "probe-64n.sh: no $f: run make bench ICOUNT=1 first" >&2; exit 1; }
+done
+
+if [ ! -f "$V1" ]; then
+	tmp=$(mktemp -d)
+	git archive 3041e97 patches | tar -x -C "$tmp"
+	[ -d build/linux-7.3-v1 ] ||
+		git -C build/linux-7.3 worktree add --quiet --detach ../linux-7.3-v1 base
+	git -C build/linux-7.3-v1 am --abort 2>/dev/null || true
+	git -C build/linux-7.3-v1 checkout -q --detach base
+	sed "s#^#$tmp/patches/#" "$tmp/patches/series" |
+		xargs git -C build/linux-7.3-v1 -c user.name=probe -c user.email=probe@localhost am -q
+	rm -rf "$tmp"
+	FRAGMENT="$top/configs/guest.config $top/configs/distro.config $top/configs/distro-7.3.config" \
+		TREE=build/linux-7.3-v1 KBUILD_OUT=build/7.3/v1-distro scripts/kbuild.sh guest
+fi
+
+{
+	echo "# probe-64n: project $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (uncommitted changes)'), $(qemu-system-x86_64 --version | head -1)"
+	for boot in 1 2; do
+		for opt in nokaslr kaslr; do
+			append=numa_balancing=disable
+			[ $opt = kaslr ] || append="nokaslr $append"
+			for k in base series v1; do
+				kinds="on off off on on off off on"
+				[ $k != base ] || kinds="asis asis asis asis"
+				echo "### boot=$boot $opt $k"
+				"$PY" -m zlctool.guest --kernel "${KERNEL[$k]}" --topology 64 --icount \
+					--append "$append" --bin "$HOG" --timeout 1800 -- sh -c '
+avail=$(awk "/^MemAvailable:/ {print int(\$2 / 1024)}" /proc/meminfo)
+size=$((avail * 90 / 100))
+zonelist_cache_memhog -m asis -s $size -t 2 -r 1 > /dev/null || exit 1
+echo "release $(uname -r)"
+awk "/^Node 0, zone +DMA32/ {p = 1; next} /^Node/ {p = 0} p" /proc/zoneinfo |
+	grep -E "^ +(boost|min|low|high|spanned|present|managed|nr_free_pages) " |
+	tr -s " " | tr "\n" " " | sed "s/^/node0-dma32/"; echo
+for k in '"$kinds"'; do
+	zonelist_cache_memhog -m $k -w -f -s $size -t 2 -r 1 -j > /tmp/l 2>&1 ||
+		{ cat /tmp/l; exit 1; }
+	sed -n "s/^# zlc-run /probe kind=$k /p" /tmp/l
+done' 2>&1 | grep -E "^(probe|release|node0-dma32|guest:)|rror"
+			done
+		done
+	done
+} > "$dir/probe.txt"
+"$PY" scripts/probe-64n-summary.py "$dir/probe.txt" > "$dir/summary.txt"
+cat "$dir/summary.txt"
