@@ -449,8 +449,8 @@ BENCH_APPEND = "nokaslr"
 
 def command_line(args):
     """The kernel command line the run adds: nokaslr unless KASLR=1, then
-    APPEND.  With nokaslr and 32 MiB nodes, the image fills node 0's DMA32
-    zone to about 920 pages with watermarks of 0 (docs/measuring.md)."""
+    APPEND.  With nokaslr and 32 MiB nodes, node 0's DMA32 zone keeps
+    about 920 managed pages, with watermarks of 0 (docs/measuring.md)."""
     return " ".join(a for a in ("" if args.kaslr else BENCH_APPEND, args.append) if a)
 
 
