@@ -32,7 +32,8 @@ def main(path):
         r = [x / y for x in a for y in b]
         return f"{st.median(a) / st.median(b):.3f} ({min(r):.3f}..{max(r):.3f})"
 
-    print(lines[0].lstrip("# "))
+    for line in lines[:2]:
+        print(line.lstrip("# "))
     for opt in ("nokaslr", "kaslr"):
         print(f"{opt}:")
         for k in sorted(k for k in seen if k[0] == opt):

@@ -16,12 +16,16 @@
 # prints its release and node 0's DMA32 zone, then runs 8 passes (cache
 # on and off in ABBA order; 7.3.4: 4 passes as is).  DIR/probe.txt gets
 # the consoles' lines, DIR/summary.txt what scripts/probe-64n-summary.py
-# makes of them.
+# makes of them; an existing record is not overwritten.  v1 is applied as
+# scripts/series.sh applies a series, so that its kernel release names
+# hog-ref's series (7.3.4-gcd05b1833c15).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:?usage: probe-64n.sh DIR}
-cd "$top"
 mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+cd "$top"
+[ ! -e "$dir/probe.txt" ] || { echo "probe-64n.sh: $dir/probe.txt exists: give another DIR" >&2; exit 1; }
 PY=${PY:-/usr/bin/python3}
 HOG=build/7.3/selftests/zonelist_cache_memhog
 V1=build/7.3/v1-distro/arch/x86/boot/bzImage
@@ -31,22 +35,29 @@ for f in "$HOG" "${KERNEL[base]}" "${KERNEL[series]}"; do
 	[ -f "$f" ] || { echo "probe-64n.sh: no $f: run make bench ICOUNT=1 first" >&2; exit 1; }
 done
 
-if [ ! -f "$V1" ]; then
+if [ "$(git -C build/linux-7.3-v1 rev-parse --short=12 HEAD 2>/dev/null)" != cd05b1833c15 ]; then
 	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
 	git archive 3041e97 patches | tar -x -C "$tmp"
+	git -C build/linux-7.3 worktree prune
 	[ -d build/linux-7.3-v1 ] ||
 		git -C build/linux-7.3 worktree add --quiet --detach ../linux-7.3-v1 base
 	git -C build/linux-7.3-v1 am --abort 2>/dev/null || true
 	git -C build/linux-7.3-v1 checkout -q --detach base
 	sed "s#^#$tmp/patches/#" "$tmp/patches/series" |
-		xargs git -C build/linux-7.3-v1 -c user.name=probe -c user.email=probe@localhost am -q
-	rm -rf "$tmp"
-	FRAGMENT="$top/configs/guest.config $top/configs/distro.config $top/configs/distro-7.3.config" \
-		TREE=build/linux-7.3-v1 KBUILD_OUT=build/7.3/v1-distro scripts/kbuild.sh guest
+		GIT_COMMITTER_NAME="zlc base" GIT_COMMITTER_EMAIL="base@localhost" \
+		xargs git -C build/linux-7.3-v1 am -q --committer-date-is-author-date
 fi
+FRAGMENT="$top/configs/guest.config $top/configs/distro.config $top/configs/distro-7.3.config" \
+	TREE=build/linux-7.3-v1 KBUILD_OUT=build/7.3/v1-distro scripts/kbuild.sh guest
+
+draft=
+git diff --quiet HEAD || draft="DRAFT (uncommitted changes) "
+make -s check-export > /dev/null 2>&1 || draft="DRAFT (work tree differs from its series) "
 
 {
-	echo "# probe-64n: project $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (uncommitted changes)'), $(qemu-system-x86_64 --version | head -1)"
+	echo "# ${draft}probe-64n: project $(git rev-parse --short HEAD), $(qemu-system-x86_64 --version | head -1)"
+	echo "# again: scripts/probe-64n.sh ${dir#"$top"/}"
 	for boot in 1 2; do
 		for opt in nokaslr kaslr; do
 			append=numa_balancing=disable
@@ -68,10 +79,13 @@ for k in '"$kinds"'; do
 	zonelist_cache_memhog -m $k -w -f -s $size -t 2 -r 1 -j > /tmp/l 2>&1 ||
 		{ cat /tmp/l; exit 1; }
 	sed -n "s/^# zlc-run /probe kind=$k /p" /tmp/l
-done' 2>&1 | grep -E "^(probe|release|node0-dma32|guest:)|rror"
+done' 2>&1 | grep -E "^(probe|release|node0-dma32|guest:)|rror" ||
+					{ echo "probe-64n.sh: boot $boot, $opt, $k failed: $dir/probe.txt.partial" >&2
+					  exit 1; }
 			done
 		done
 	done
-} > "$dir/probe.txt"
+} > "$dir/probe.txt.partial"
+mv "$dir/probe.txt.partial" "$dir/probe.txt"
 "$PY" scripts/probe-64n-summary.py "$dir/probe.txt" > "$dir/summary.txt"
 cat "$dir/summary.txt"
