@@ -16,9 +16,8 @@
 # prints its release and node 0's DMA32 zone, then runs 8 passes (cache
 # on and off in ABBA order; 7.3.4: 4 passes as is).  DIR/probe.txt gets
 # the consoles' lines, DIR/summary.txt what scripts/probe-64n-summary.py
-# makes of them; an existing record is not overwritten.  v1 is applied as
-# scripts/series.sh applies a series, so that its kernel release names
-# hog-ref's series (7.3.4-gcd05b1833c15).
+# makes of them; an existing record is not overwritten.  v1's work tree
+# is applied again unless it holds v1's tree (cb1e8160e86a).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:?usage: probe-64n.sh DIR}
@@ -35,7 +34,8 @@ for f in "$HOG" "${KERNEL[base]}" "${KERNEL[series]}"; do
 	[ -f "$f" ] || { echo "probe-64n.sh: no $f: run make bench ICOUNT=1 first" >&2; exit 1; }
 done
 
-if [ "$(git -C build/linux-7.3-v1 rev-parse --short=12 HEAD 2>/dev/null)" != cd05b1833c15 ]; then
+if [ "$(git -C build/linux-7.3-v1 rev-parse --short=12 'HEAD^{tree}' 2>/dev/null)" != cb1e8160e86a ] ||
+   ! git -C build/linux-7.3-v1 diff --quiet HEAD; then
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	git archive 3041e97 patches | tar -x -C "$tmp"
