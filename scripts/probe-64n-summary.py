@@ -5,9 +5,12 @@ release and node 0's DMA32 zone, each kind's Ginsn/GiB (the guest clock
 under -icount, per GiB touched), median (min..max), and ratios as the
 bench gives them: the medians' ratio, then min..max over all pairs."""
 import json
+import os
 import re
-import statistics as st
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from zlctool.report import fmt_pairs, mmm, pairs  # noqa: E402
 
 
 def main(path):
@@ -29,8 +32,7 @@ def main(path):
             sys.exit(f"probe-64n-summary: a boot failed: {line}")
 
     def ratio(a, b):
-        r = [x / y for x in a for y in b]
-        return f"{st.median(a) / st.median(b):.3f} ({min(r):.3f}..{max(r):.3f})"
+        return fmt_pairs(pairs(a, b))
 
     for line in lines[:2]:
         print(line.lstrip("# "))
@@ -41,8 +43,7 @@ def main(path):
                 print(f"  {k[1]:6} {line}")
         for k in sorted(k for k in rows if k[0] == opt):
             v = rows[k]
-            print(f"  {k[1]:6} {k[2]:4} {st.median(v):.3f} ({min(v):.3f}..{max(v):.3f})"
-                  f"  {len(v)} passes")
+            print(f"  {k[1]:6} {k[2]:4} {fmt_pairs(mmm(v))}  {len(v)} passes")
         base = rows[(opt, "base", "asis")]
         for kern in ("v1", "series"):
             for kind in ("on", "off"):

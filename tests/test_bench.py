@@ -406,3 +406,28 @@ def test_provenance_names_the_committed_patches_whatever_the_cover_letters(tmp_p
     assert b.provenance(start=start)["patches"] == tree
     (tmp_path / "patches" / "0001-a.patch").write_text("edited\n")
     assert b.provenance(start=start)["patches"] == "uncommitted"
+
+
+def test_probe_64n_summary_gives_all_pairs_ratios(tmp_path):
+    import sys
+    rec = '{"mib": 1024, "real": %s}'
+    lines = ["# probe-64n: project x", "# again: scripts/probe-64n.sh d"]
+    for opt in ("nokaslr", "kaslr"):
+        for kern, kind, reals in (("base", "asis", (2.0, 2.2)), ("series", "on", (1.0, 1.5)),
+                                  ("series", "off", (2.0, 2.0)), ("v1", "on", (1.0, 1.2)),
+                                  ("v1", "off", (2.0, 2.0))):
+            lines.append(f"### boot=1 {opt} {kern}")
+            lines += [f"probe kind={kind} " + rec % r for r in reals]
+            lines.append("guest: 64 nodes: command exited 0 after 1s")
+    (tmp_path / "probe.txt").write_text("\n".join(lines) + "\n")
+    out = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "..", "scripts",
+                                                       "probe-64n-summary.py"), str(tmp_path / "probe.txt")],
+                         capture_output=True, text=True, check=True).stdout
+    # medians 1.25 over 1.1; all pairs 1.0/1.2 .. 1.5/1.0
+    assert "  series on/v1 on: 1.136 (0.833..1.500)" in out
+    lines[-1] = "guest: 64 nodes: hung"
+    (tmp_path / "probe.txt").write_text("\n".join(lines) + "\n")
+    r = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "..", "scripts",
+                                                     "probe-64n-summary.py"), str(tmp_path / "probe.txt")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "a boot failed" in r.stderr
