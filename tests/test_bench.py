@@ -431,3 +431,35 @@ def test_probe_64n_summary_gives_all_pairs_ratios(tmp_path):
                                                      "probe-64n-summary.py"), str(tmp_path / "probe.txt")],
                        capture_output=True, text=True)
     assert r.returncode != 0 and "a boot failed" in r.stderr
+
+
+def test_probe_late_summary_sums_each_mode_over_its_boots():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "probe_late", os.path.join(os.path.dirname(__file__), "..", "scripts", "probe-late.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def boot(n, mode, before, after):
+        out = [f"### boot {n} {mode}", f"probe-mode {mode}"]
+        for vals in (before, after):
+            out += [f"probe-count {k} {v}" for k, v in
+                    zip(mod.COUNTERS + ["numa_local", "numa_other"], vals)]
+            if vals is before:
+                out.append("probe-end")
+        return out
+
+    lines = ["# probe-late: project x", "# again: scripts/probe-late.py d"]
+    lines += boot(1, "recover", [0, 0, 0, 0, 5, 5], [1000, 1, 1, 512, 905, 1005])
+    lines += boot(2, "norecover", [0, 0, 0, 0, 0, 0], [1000, 600, 500, 2000, 900, 1000])
+    lines += boot(3, "recover", [10, 0, 0, 0, 0, 0], [1010, 3, 2, 0, 900, 1000])
+    table, seen = mod.summary(lines)
+    assert seen == 3
+    rec = next(l for l in table if l.startswith("recover")).split()
+    # two boots: 2000 jumped, 4 late (0.200 %), 512 far pages of 2000 other
+    assert rec[1:7] == ["2", "2000", "4", "0.200", "3", "512"] and rec[8] == "25.600"
+    norec = next(l for l in table if l.startswith("norecover")).split()
+    assert norec[2:4] == ["1000", "600"]
+    # a boot without its closing counters is not summed
+    table, seen = mod.summary(lines[:-3])
+    assert seen == 2
