@@ -24,7 +24,7 @@ import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, TOP)
-from zlctool import guest, workloads  # noqa: E402
+from zlctool import bench, guest, workloads  # noqa: E402
 from zlctool.topology import Topology  # noqa: E402
 
 TREE = os.path.join(TOP, "build", "linux-7.3")
@@ -125,12 +125,13 @@ def main(d):
     topo = Topology.parse(workloads.TOPOLOGY["stutter"])
     extra = workloads.stutter_disks(topo.total_mib // topo.nodes, plan["file_pct"])
     kernel = os.path.join(OUT, "arch", "x86", "boot", "bzImage")
+    binaries = [bench.build_hog(), workloads.build_zlcload()]
     lines = [f"# {draft}probe-late: project {git(TOP, 'rev-parse', '--short', 'HEAD')}, "
              f"series tree {head[:12]} + scripts/probe-late.patch",
              f"# again: scripts/probe-late.py {os.path.relpath(os.path.abspath(d), TOP)}"]
     for boot, mode in enumerate(MODES, 1):
         print(f"[probe-late] boot {boot}: {mode}", flush=True)
-        res = guest.run(kernel, topo, command(mode), binaries=[workloads.build_zlcload()],
+        res = guest.run(kernel, topo, command(mode), binaries=binaries,
                         timeout=3600, stage="probe-late", name=f"b{boot}-{mode}",
                         extra=extra, quiet=True)
         if res.status != 0:
