@@ -7,7 +7,10 @@ At every jump past marked zones the patch counts the zones passed (jumped),
 those that would pass the request at that moment (late: a mark that has
 outlived its zone's failure), those of them whose kswapd sleeps (7.3.4's
 first pass would take them), and the pages of the requests that passed
-such a zone for a farther one (late_far_pages).  The probe's check of
+such a zone for a farther one (late_far_pages); and of the late zones,
+those whose lock is held (late_locked: a free under way, whose hook comes
+after the unlock) and those without their class's flag (late_unflagged:
+a recovery or a mark under way).  The probe's check of
 itself: vm.zlc_probe_norecover=1 ends marks only at the one-second clear,
 and then late must be large.
 
@@ -32,7 +35,7 @@ PROBE_TREE = os.path.join(TOP, "build", "linux-7.3-probe")
 OUT = os.path.join(TOP, "build", "7.3", "probe-distro")
 PATCH = os.path.join(TOP, "scripts", "probe-late.patch")
 MODES = ["recover", "norecover", "norecover", "recover"]
-COUNTERS = ["jumped", "late", "late_idle", "late_far_pages"]
+COUNTERS = ["jumped", "late", "late_idle", "late_locked", "late_unflagged", "late_far_pages"]
 
 
 def git(tree, *args, **kw):
@@ -96,8 +99,8 @@ def summary(lines):
                 for k in after:
                     tot[k] = tot.get(k, 0) + after[k] - before[k]
                 seen += 1
-    out = ["mode        boots     jumped       late  late %  late_idle  late_far_pages"
-           "  numa_other  late_far % of numa_other"]
+    out = ["mode        boots     jumped       late  late %  late_idle  late_locked"
+           "  late_unflagged  late_far_pages  numa_other  late_far % of numa_other"]
     for mode in ("recover", "norecover"):
         t = sums.get(mode)
         if not t:
@@ -105,7 +108,8 @@ def summary(lines):
         pct = 100.0 * t["late"] / t["jumped"] if t["jumped"] else 0.0
         far = 100.0 * t["late_far_pages"] / t["numa_other"] if t["numa_other"] else 0.0
         out.append(f"{mode:<10} {t['boots']:>6} {t['jumped']:>10} {t['late']:>10} {pct:>7.3f}"
-                   f" {t['late_idle']:>10} {t['late_far_pages']:>15} {t['numa_other']:>11}"
+                   f" {t['late_idle']:>10} {t['late_locked']:>12} {t['late_unflagged']:>15}"
+                   f" {t['late_far_pages']:>15} {t['numa_other']:>11}"
                    f" {far:>10.3f}")
     return out, seen
 

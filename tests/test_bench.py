@@ -450,14 +450,15 @@ def test_probe_late_summary_sums_each_mode_over_its_boots():
         return out
 
     lines = ["# probe-late: project x", "# again: scripts/probe-late.py d"]
-    lines += boot(1, "recover", [0, 0, 0, 0, 5, 5], [1000, 1, 1, 512, 905, 1005])
-    lines += boot(2, "norecover", [0, 0, 0, 0, 0, 0], [1000, 600, 500, 2000, 900, 1000])
-    lines += boot(3, "recover", [10, 0, 0, 0, 0, 0], [1010, 3, 2, 0, 900, 1000])
+    lines += boot(1, "recover", [0, 0, 0, 0, 0, 0, 5, 5], [1000, 1, 1, 1, 0, 512, 905, 1005])
+    lines += boot(2, "norecover", [0] * 8, [1000, 600, 500, 10, 5, 2000, 900, 1000])
+    lines += boot(3, "recover", [10, 0, 0, 0, 0, 0, 0, 0], [1010, 3, 2, 2, 1, 0, 900, 1000])
     table, seen = mod.summary(lines)
     assert seen == 3
     rec = next(l for l in table if l.startswith("recover")).split()
-    # two boots: 2000 jumped, 4 late (0.200 %), 512 far pages of 2000 other
-    assert rec[1:7] == ["2", "2000", "4", "0.200", "3", "512"] and rec[8] == "25.600"
+    # two boots: 2000 jumped, 4 late (0.200 %; 3 locked, 1 unflagged), 512 far
+    # pages of 2000 other
+    assert rec[1:11] == ["2", "2000", "4", "0.200", "3", "3", "1", "512", "2000", "25.600"]
     norec = next(l for l in table if l.startswith("norecover")).split()
     assert norec[2:4] == ["1000", "600"]
     # a boot without its closing counters is not summed
