@@ -7,7 +7,9 @@ At every jump past marked zones the patch counts the zones passed (jumped),
 those that would pass the request at that moment (late: a mark that has
 outlived its zone's failure), those of them whose kswapd sleeps (7.3.4's
 first pass would take them), and the pages of the requests that passed
-such a zone for a farther one (late_far_pages); and of the late zones,
+such a zone for a farther one (late_far_pages: a bound, not a count; a
+request counts at each jump, 2^order pages, even if its marked pass then
+fails and the pass without marks places it); and of the late zones,
 those whose lock is held (late_locked: a free under way, whose hook comes
 after the unlock) and those without their class's flag (late_unflagged:
 a recovery or a mark under way).  The probe's check of
@@ -15,6 +17,7 @@ itself: vm.zlc_probe_norecover=1 ends marks only at the one-second clear,
 and then late must be large.
 
   scripts/probe-late.py DIR
+  scripts/probe-late.py --summary DIR     (DIR/summary.txt again, from DIR/probe.txt)
 
 Boots: recover, norecover, norecover, recover; each runs two 45 s samples
 with the cache on.  DIR/probe.txt gets the consoles' lines, DIR/summary.txt
@@ -100,17 +103,18 @@ def summary(lines):
                     tot[k] = tot.get(k, 0) + after[k] - before[k]
                 seen += 1
     out = ["mode        boots     jumped       late  late %  late_idle  late_locked"
-           "  late_unflagged  late_far_pages  numa_other  late_far % of numa_other"]
+           "  late_unflagged  late_far_pages  numa_other  remote %"]
     for mode in ("recover", "norecover"):
         t = sums.get(mode)
         if not t:
             continue
         pct = 100.0 * t["late"] / t["jumped"] if t["jumped"] else 0.0
-        far = 100.0 * t["late_far_pages"] / t["numa_other"] if t["numa_other"] else 0.0
+        placed = t["numa_other"] + t["numa_local"]
+        remote = 100.0 * t["numa_other"] / placed if placed else 0.0
         out.append(f"{mode:<10} {t['boots']:>6} {t['jumped']:>10} {t['late']:>10} {pct:>7.3f}"
                    f" {t['late_idle']:>10} {t['late_locked']:>12} {t['late_unflagged']:>15}"
                    f" {t['late_far_pages']:>15} {t['numa_other']:>11}"
-                   f" {far:>10.3f}")
+                   f" {remote:>9.2f}")
     return out, seen
 
 
@@ -145,15 +149,22 @@ def main(d):
     with open(rec + ".partial", "w") as f:
         f.write("\n".join(lines) + "\n")
     os.rename(rec + ".partial", rec)
+    write_summary(d, lines)
+
+
+def write_summary(d, lines):
     table, seen = summary(lines)
     if seen != len(MODES):
-        sys.exit(f"probe-late.py: {seen} complete boots in {rec}, not {len(MODES)}")
+        sys.exit(f"probe-late.py: {seen} complete boots in {d}/probe.txt, not {len(MODES)}")
     with open(os.path.join(d, "summary.txt"), "w") as f:
         f.write("\n".join(lines[:2] + table) + "\n")
     print("\n".join(table))
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: scripts/probe-late.py DIR")
-    main(sys.argv[1])
+    if len(sys.argv) == 3 and sys.argv[1] == "--summary":
+        write_summary(sys.argv[2], open(os.path.join(sys.argv[2], "probe.txt")).read().splitlines())
+    elif len(sys.argv) == 2:
+        main(sys.argv[1])
+    else:
+        sys.exit("usage: scripts/probe-late.py [--summary] DIR")

@@ -457,8 +457,8 @@ def test_probe_late_summary_sums_each_mode_over_its_boots():
     assert seen == 3
     rec = next(l for l in table if l.startswith("recover")).split()
     # two boots: 2000 jumped, 4 late (0.200 %; 3 locked, 1 unflagged), 512 far
-    # pages of 2000 other
-    assert rec[1:11] == ["2", "2000", "4", "0.200", "3", "3", "1", "512", "2000", "25.600"]
+    # pages; 2000 of 3800 placed pages remote
+    assert rec[1:11] == ["2", "2000", "4", "0.200", "3", "3", "1", "512", "2000", "52.63"]
     norec = next(l for l in table if l.startswith("norecover")).split()
     assert norec[2:4] == ["1000", "600"]
     # a boot without its closing counters is not summed
