@@ -2,27 +2,29 @@
 # SPDX-License-Identifier: GPL-2.0
 """Do marks end late under reclaim?  The stutter load (make bench's: 2 nodes
 of 1 GiB, THP always, a hog past memory with swap, a file copied in a loop,
-the THP fault probe) on the series with scripts/probe-late.patch on top.
-At every jump past marked zones the patch counts the zones passed (jumped),
-those that would pass the request at that moment (late: a mark that has
-outlived its zone's failure), those of them whose kswapd sleeps (7.3.4's
-first pass would take them), and the pages of the requests that passed
-such a zone for a farther one (late_far_pages: a bound, not a count; a
-request counts at each jump, 2^order pages, even if its marked pass then
-fails and the pass without marks places it); and of the late zones,
-those whose lock is held (late_locked: a free under way, whose hook comes
-after the unlock) and those without their class's flag (late_unflagged:
-a recovery or a mark under way).  The probe's check of
-itself: vm.zlc_probe_norecover=1 ends marks only at the one-second clear,
-and then late must be large.
+the THP fault probe; nokaslr, as the bench boots) on the series with
+scripts/probe-late.patch on top.  At every jump past marked zones of a
+fast-path walk the patch counts the zones passed that the walk could use
+(zones), and whether 7.3.4's walk, in the same pass, would have taken one
+of them (late: a zone that meets the request's watermark and that 7.3.4's
+kswapd, dirty and cpuset tests would not skip there; one per jump, classed
+by the zone's lock held or its class's flag clear), and the allocations
+that passed a late zone and were placed farther from their zonelist's node
+(late_far).  /proc/vmstat's numa_local and numa_other count allocations,
+whatever their order.  The probe's checks of itself: mode norecover ends
+marks only at the one-second clear, mode lag drops three recoveries in
+four (marks end a few frees late); late must then be large.
 
-  scripts/probe-late.py DIR
+  scripts/probe-late.py NEWDIR
   scripts/probe-late.py --summary DIR     (DIR/summary.txt again, from DIR/probe.txt)
 
-Boots: recover, norecover, norecover, recover; each runs two 45 s samples
-with the cache on.  DIR/probe.txt gets the consoles' lines, DIR/summary.txt
-the sums per mode; an existing record is not overwritten.  Needs the kernel
-work tree (make apply) and the stutter disks (made here if missing)."""
+Boots, in this order: recover (samples off on on off), lag (on on),
+norecover (on on), recover (off on on off); 45 s a sample, wall clock.
+Between samples the file system is unmounted and swap switched off, so
+each sample starts as the bench's first does.  DIR/probe.txt gets each
+sample's counters before and after, DIR/summary.txt the sums per mode and
+variant; an existing record is not overwritten.  The probe kernel is the
+series' work tree HEAD (build/linux-7.3; make apply) plus the patch."""
 import os
 import re
 import subprocess
@@ -37,13 +39,18 @@ TREE = os.path.join(TOP, "build", "linux-7.3")
 PROBE_TREE = os.path.join(TOP, "build", "linux-7.3-probe")
 OUT = os.path.join(TOP, "build", "7.3", "probe-distro")
 PATCH = os.path.join(TOP, "scripts", "probe-late.patch")
-MODES = ["recover", "norecover", "norecover", "recover"]
-COUNTERS = ["jumped", "late", "late_idle", "late_locked", "late_unflagged", "late_far_pages"]
+MODES = [("recover", "off on on off"), ("lag", "on on"), ("norecover", "on on"),
+         ("recover", "off on on off")]
+SWITCH = {"recover": 0, "norecover": 1, "lag": 2}
+COUNTERS = ["jumps", "zones", "late", "late_locked", "late_unflagged", "late_far"]
+VMSTAT = ["numa_local", "numa_other", "zlc_skip", "thp_fault_alloc"]
 
 
 def git(tree, *args, **kw):
-    return subprocess.run(["git", "-C", tree, *args], check=True, text=True,
-                          capture_output=True, **kw).stdout.strip()
+    r = subprocess.run(["git", "-C", tree, *args], text=True, capture_output=True, **kw)
+    if r.returncode:
+        sys.exit(f"probe-late.py: git -C {tree} {' '.join(args)}: {r.stderr.strip()}")
+    return r.stdout.strip()
 
 
 def build():
@@ -64,7 +71,7 @@ def build():
             git(PROBE_TREE, "status", "--porcelain", "--untracked-files=no") or
             patch_id(git(PROBE_TREE, "show", "HEAD")) != patch_id(open(PATCH).read())):
         subprocess.run(["git", "-C", PROBE_TREE, "am", "--abort"], capture_output=True)
-        git(PROBE_TREE, "checkout", "-q", "--detach", head)
+        git(PROBE_TREE, "checkout", "-q", "-f", "--detach", head)
         env = dict(os.environ, GIT_COMMITTER_NAME="zlc probe",
                    GIT_COMMITTER_EMAIL="probe@localhost")
         git(PROBE_TREE, "am", "-q", "--committer-date-is-author-date", PATCH, env=env)
@@ -75,46 +82,60 @@ def build():
     return head
 
 
-def command(mode):
+def command(mode, variants):
     read = ("for c in " + " ".join(COUNTERS) + "; do echo \"probe-count $c "
             "$(cat /proc/sys/vm/zlc_probe_$c)\"; done; "
-            "grep -E '^numa_(local|other) ' /proc/vmstat | sed 's/^/probe-count /'")
-    return (f"echo {int(mode == 'norecover')} > /proc/sys/vm/zlc_probe_norecover; "
-            f"echo probe-mode {mode}; {read}; "
-            "VARIANTS='on on' sh /scripts/workload.sh stutter 45 105 > /dev/null || exit 1; "
-            f"echo probe-end; {read}")
+            "grep -E '^(" + "|".join(VMSTAT) + ") ' /proc/vmstat | sed 's/^/probe-count /'")
+    return (f"echo {SWITCH[mode]} > /proc/sys/vm/zlc_probe_norecover || exit 1; "
+            f"for v in {variants}; do echo probe-sample $v; {read}; "
+            "VARIANTS=$v sh /scripts/workload.sh stutter 45 105 > /tmp/w.out || "
+            "{ tail -20 /tmp/w.out; exit 1; }; "
+            f"echo probe-end; {read}; umount /mnt && swapoff /dev/vdb || exit 1; done")
 
 
 def summary(lines):
-    """Per mode, the counters' sums over its boots (after less before)."""
-    sums, mode, seen, before, after = {}, None, 0, {}, None
+    """Per mode and variant, the counters' sums over its samples (after
+    less before), and its samples' remote shares; the samples summed."""
+    keys = COUNTERS + VMSTAT
+    sums, mode, seen, before, after = {}, None, 0, None, None
     for line in lines:
         if line.startswith("### boot"):
-            mode, before, after = line.split()[-1], {}, None
+            mode = line.split()[-1]
+        elif line.startswith("probe-sample "):
+            variant, before, after = line.split()[1], {}, None
         elif line == "probe-end":
             after = {}
         elif line.startswith("probe-count "):
-            _, key, val = line.split()
-            (before if after is None else after)[key] = int(val)
-            if after is not None and len(after) == len(COUNTERS) + 2:
-                tot = sums.setdefault(mode, dict(boots=0))
-                tot["boots"] += 1
-                for k in after:
+            f = line.split()
+            if len(f) != 3 or not f[2].isdigit():
+                sys.exit(f"probe-late.py: a counter without its value: {line!r}")
+            (before if after is None else after)[f[1]] = int(f[2])
+            if after is not None and len(after) == len(keys):
+                if set(before) != set(keys):
+                    sys.exit(f"probe-late.py: a sample of {mode} lacks counters before it")
+                tot = sums.setdefault((mode, variant), dict(samples=0, remote=[]))
+                tot["samples"] += 1
+                for k in keys:
                     tot[k] = tot.get(k, 0) + after[k] - before[k]
+                other = after["numa_other"] - before["numa_other"]
+                local = after["numa_local"] - before["numa_local"]
+                tot["remote"].append(100.0 * other / (other + local) if other + local else 0.0)
+                before, after = None, None
                 seen += 1
-    out = ["mode        boots     jumped       late  late %  late_idle  late_locked"
-           "  late_unflagged  late_far_pages  numa_other  remote %"]
-    for mode in ("recover", "norecover"):
-        t = sums.get(mode)
-        if not t:
-            continue
-        pct = 100.0 * t["late"] / t["jumped"] if t["jumped"] else 0.0
-        placed = t["numa_other"] + t["numa_local"]
-        remote = 100.0 * t["numa_other"] / placed if placed else 0.0
-        out.append(f"{mode:<10} {t['boots']:>6} {t['jumped']:>10} {t['late']:>10} {pct:>7.3f}"
-                   f" {t['late_idle']:>10} {t['late_locked']:>12} {t['late_unflagged']:>15}"
-                   f" {t['late_far_pages']:>15} {t['numa_other']:>11}"
-                   f" {remote:>9.2f}")
+    out = ["mode       variant samples   jumps     zones   late  late %  locked  unflagged"
+           "  late_far  allocations  remote %  (per sample)"]
+    for mode in ("recover", "lag", "norecover"):
+        for variant in ("off", "on"):
+            t = sums.get((mode, variant))
+            if not t:
+                continue
+            pct = 100.0 * t["late"] / t["jumps"] if t["jumps"] else 0.0
+            placed = t["numa_other"] + t["numa_local"]
+            remote = 100.0 * t["numa_other"] / placed if placed else 0.0
+            each = " ".join(f"{r:.1f}" for r in t["remote"])
+            out.append(f"{mode:<10} {variant:<7} {t['samples']:>7} {t['jumps']:>7} {t['zones']:>9}"
+                       f" {t['late']:>6} {pct:>7.3f} {t['late_locked']:>7} {t['late_unflagged']:>10}"
+                       f" {t['late_far']:>9} {placed:>12} {remote:>9.2f}  ({each})")
     return out, seen
 
 
@@ -136,16 +157,16 @@ def main(d):
     binaries = [bench.build_hog(), workloads.build_zlcload()]
     lines = [f"# {draft}probe-late: project {git(TOP, 'rev-parse', '--short', 'HEAD')}, "
              f"series tree {head[:12]} + scripts/probe-late.patch",
-             f"# again: scripts/probe-late.py {os.path.relpath(os.path.abspath(d), TOP)}"]
-    for boot, mode in enumerate(MODES, 1):
+             "# again: scripts/probe-late.py NEWDIR (a new directory)"]
+    for boot, (mode, variants) in enumerate(MODES, 1):
         print(f"[probe-late] boot {boot}: {mode}", flush=True)
-        res = guest.run(kernel, topo, command(mode), binaries=binaries,
-                        timeout=3600, stage="probe-late", name=f"b{boot}-{mode}",
-                        extra=extra, quiet=True)
+        res = guest.run(kernel, topo, command(mode, variants), binaries=binaries,
+                        timeout=5400, stage="probe-late", name=f"b{boot}-{mode}",
+                        extra=extra, quiet=True, append=bench.BENCH_APPEND)
         if res.status != 0:
             sys.exit(f"probe-late.py: boot {boot} failed; log: {res.log}")
         lines.append(f"### boot {boot} {mode}")
-        lines += [l for l in res.lines if re.match(r"probe-(count|end|mode)", l)]
+        lines += [l for l in res.lines if re.match(r"probe-(count|end|sample)", l)]
     with open(rec + ".partial", "w") as f:
         f.write("\n".join(lines) + "\n")
     os.rename(rec + ".partial", rec)
@@ -154,8 +175,9 @@ def main(d):
 
 def write_summary(d, lines):
     table, seen = summary(lines)
-    if seen != len(MODES):
-        sys.exit(f"probe-late.py: {seen} complete boots in {d}/probe.txt, not {len(MODES)}")
+    want = sum(len(v.split()) for _, v in MODES)
+    if seen != want:
+        sys.exit(f"probe-late.py: {seen} complete samples in {d}/probe.txt, not {want}")
     with open(os.path.join(d, "summary.txt"), "w") as f:
         f.write("\n".join(lines[:2] + table) + "\n")
     print("\n".join(table))

@@ -433,34 +433,43 @@ def test_probe_64n_summary_gives_all_pairs_ratios(tmp_path):
     assert r.returncode != 0 and "a boot failed" in r.stderr
 
 
-def test_probe_late_summary_sums_each_mode_over_its_boots():
+def test_probe_late_summary_sums_each_mode_and_variant_over_its_samples():
     import importlib.util
     spec = importlib.util.spec_from_file_location(
         "probe_late", os.path.join(os.path.dirname(__file__), "..", "scripts", "probe-late.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    keys = mod.COUNTERS + mod.VMSTAT
 
-    def boot(n, mode, before, after):
-        out = [f"### boot {n} {mode}", f"probe-mode {mode}"]
-        for vals in (before, after):
-            out += [f"probe-count {k} {v}" for k, v in
-                    zip(mod.COUNTERS + ["numa_local", "numa_other"], vals)]
-            if vals is before:
-                out.append("probe-end")
-        return out
+    def sample(variant, before, after):
+        out = [f"probe-sample {variant}"]
+        out += [f"probe-count {k} {before.get(k, 0)}" for k in keys]
+        out.append("probe-end")
+        return out + [f"probe-count {k} {after.get(k, 0)}" for k in keys]
 
-    lines = ["# probe-late: project x", "# again: scripts/probe-late.py d"]
-    lines += boot(1, "recover", [0, 0, 0, 0, 0, 0, 5, 5], [1000, 1, 1, 1, 0, 512, 905, 1005])
-    lines += boot(2, "norecover", [0] * 8, [1000, 600, 500, 10, 5, 2000, 900, 1000])
-    lines += boot(3, "recover", [10, 0, 0, 0, 0, 0, 0, 0], [1010, 3, 2, 2, 1, 0, 900, 1000])
+    lines = ["# probe-late: project x", "# again: scripts/probe-late.py NEWDIR"]
+    lines += ["### boot 1 recover"]
+    lines += sample("off", {"numa_local": 5}, {"numa_local": 905, "numa_other": 100})
+    lines += sample("on", {"jumps": 10}, dict(jumps=1010, zones=2000, late=3, late_locked=2,
+                                              late_unflagged=1, late_far=1, numa_local=900,
+                                              numa_other=100))
+    lines += ["### boot 2 norecover"]
+    lines += sample("on", {}, dict(jumps=1000, zones=1000, late=600, late_far=50,
+                                   numa_local=600, numa_other=400))
+    lines += ["### boot 3 recover"]
+    lines += sample("on", {}, dict(jumps=1000, zones=1000, late=1, late_locked=1,
+                                   numa_local=700, numa_other=300))
     table, seen = mod.summary(lines)
-    assert seen == 3
-    rec = next(l for l in table if l.startswith("recover")).split()
-    # two boots: 2000 jumped, 4 late (0.200 %; 3 locked, 1 unflagged), 512 far
-    # pages; 2000 of 3800 placed pages remote
-    assert rec[1:11] == ["2", "2000", "4", "0.200", "3", "3", "1", "512", "2000", "52.63"]
+    assert seen == 4
+    on = next(l for l in table if l.startswith("recover    on")).split()
+    # two samples: 2000 jumps, 4 late (0.200 %; 3 locked, 1 unflagged), 1 far;
+    # 400 of 2000 allocations remote, 10 % and 30 % by sample
+    assert on[2:13] == ["2", "2000", "3000", "4", "0.200", "3", "1", "1", "2000", "20.00",
+                        "(10.0"] and on[13] == "30.0)"
+    off = next(l for l in table if l.startswith("recover    off")).split()
+    assert off[2:4] == ["1", "0"] and off[11] == "10.00"
     norec = next(l for l in table if l.startswith("norecover")).split()
-    assert norec[2:4] == ["1000", "600"]
-    # a boot without its closing counters is not summed
+    assert norec[5:7] == ["600", "60.000"]
+    # a sample without its closing counters is not summed
     table, seen = mod.summary(lines[:-3])
-    assert seen == 2
+    assert seen == 3
