@@ -13,7 +13,8 @@ that passed a late zone and were placed farther from their zonelist's node
 (late_far).  /proc/vmstat's numa_local and numa_other count allocations,
 whatever their order.  The probe's checks of itself: mode norecover ends
 marks only at the one-second clear, mode lag drops three recoveries in
-four (marks end a few frees late); late must then be large.
+four (marks end a few frees late); late must then stand far above
+recover's.
 
   scripts/probe-late.py NEWDIR
   scripts/probe-late.py --summary DIR     (DIR/summary.txt again, from DIR/probe.txt)
