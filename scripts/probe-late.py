@@ -25,7 +25,7 @@ Between samples the file system is unmounted and swap switched off, so
 each sample starts as the bench's first does.  DIR/probe.txt gets each
 sample's counters before and after, DIR/summary.txt the sums per mode and
 variant; an existing record is not overwritten.  The probe kernel is the
-series' work tree HEAD (build/linux-7.3; make apply) plus the patch."""
+series' work tree HEAD (build/linux-7.3; make tree) plus the patch."""
 import os
 import re
 import subprocess
