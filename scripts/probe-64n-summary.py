@@ -45,10 +45,14 @@ def main(path):
             v = rows[k]
             print(f"  {k[1]:6} {k[2]:4} {fmt_pairs(mmm(v))}  {len(v)} passes")
         base = rows[(opt, "base", "asis")]
-        for kern in ("v1", "series"):
+        # v1x (v1 without its patches 9 and 10) is in records from 2026-11-29 on.
+        kerns = [k for k in ("v1", "v1x", "series") if (opt, k, "on") in rows]
+        for kern in kerns:
             for kind in ("on", "off"):
                 print(f"  {kern} {kind}/7.3.4: {ratio(rows[(opt, kern, kind)], base)}")
-        print(f"  series on/v1 on: {ratio(rows[(opt, 'series', 'on')], rows[(opt, 'v1', 'on')])}")
+        for a, b in (("series", "v1"), ("series", "v1x"), ("v1x", "v1")):
+            if a in kerns and b in kerns:
+                print(f"  {a} on/{b} on: {ratio(rows[(opt, a, 'on')], rows[(opt, b, 'on')])}")
 
 
 if __name__ == "__main__":

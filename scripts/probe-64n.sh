@@ -3,16 +3,19 @@
 #
 # 64 nodes of 32 MiB with and without nokaslr, counted (QEMU -icount):
 # the hog's 90 % row on 7.3.4, on v1 (project 3041e97's series, the
-# series of hog-ref-73-20261126) and on this project's series, each
-# kernel from the bench's distro config.  The bench runs one series, so
-# this probe boots the three kernels itself.
+# series of hog-ref-73-20261126), on v1 without its patches 9 and 10
+# (v1x: scripts/probe-64n-v1x.patch makes their two entry conditions
+# false) and on this project's series, each kernel from the bench's
+# distro config.  The bench runs one series, so this probe boots the
+# four kernels itself.
 #
 #   scripts/probe-64n.sh DIR
 #
 # Needs a full clone (v1's series is read from commit 3041e97) and the
 # kernels of a counted bench (make bench ICOUNT=1: build/7.3/guest-distro
 # and guest-base-distro, and the hog); v1's kernel is built here into
-# build/7.3/v1-distro.  Per kernel and option, 2 boots: each warms up,
+# build/7.3/v1-distro, v1x's into build/7.3/v1x-distro (from the same
+# work tree, the patch applied for that build and taken off after it).  Per kernel and option, 2 boots: each warms up,
 # prints its release and node 0's DMA32 zone, then runs 8 passes (cache
 # on and off in ABBA order; 7.3.4: 4 passes as is).  DIR/probe.txt gets
 # the consoles' lines, DIR/summary.txt what scripts/probe-64n-summary.py
@@ -28,8 +31,9 @@ cd "$top"
 PY=${PY:-/usr/bin/python3}
 HOG=build/7.3/selftests/zonelist_cache_memhog
 V1=build/7.3/v1-distro/arch/x86/boot/bzImage
+V1X=build/7.3/v1x-distro/arch/x86/boot/bzImage
 declare -A KERNEL=([base]=build/7.3/guest-base-distro/arch/x86/boot/bzImage
-		   [series]=build/7.3/guest-distro/arch/x86/boot/bzImage [v1]=$V1)
+		   [series]=build/7.3/guest-distro/arch/x86/boot/bzImage [v1]=$V1 [v1x]=$V1X)
 for f in "$HOG" "${KERNEL[base]}" "${KERNEL[series]}"; do
 	[ -f "$f" ] || { echo "probe-64n.sh: no $f: run make bench ICOUNT=1 first" >&2; exit 1; }
 done
@@ -48,8 +52,13 @@ if [ "$(git -C build/linux-7.3-v1 rev-parse --short=12 'HEAD^{tree}' 2>/dev/null
 		GIT_COMMITTER_NAME="zlc base" GIT_COMMITTER_EMAIL="base@localhost" \
 		xargs git -C build/linux-7.3-v1 am -q --committer-date-is-author-date
 fi
-FRAGMENT="$top/configs/guest.config $top/configs/distro.config $top/configs/distro-7.3.config" \
-	TREE=build/linux-7.3-v1 KBUILD_OUT=build/7.3/v1-distro scripts/kbuild.sh guest
+fragment="$top/configs/guest.config $top/configs/distro.config $top/configs/distro-7.3.config"
+FRAGMENT=$fragment TREE=build/linux-7.3-v1 KBUILD_OUT=build/7.3/v1-distro scripts/kbuild.sh guest
+git -C build/linux-7.3-v1 apply "$top/scripts/probe-64n-v1x.patch"
+trap 'git -C "$top/build/linux-7.3-v1" checkout -- mm/page_alloc.c; rm -rf "${tmp:-}"' EXIT
+FRAGMENT=$fragment TREE=build/linux-7.3-v1 KBUILD_OUT=build/7.3/v1x-distro scripts/kbuild.sh guest
+git -C build/linux-7.3-v1 checkout -- mm/page_alloc.c
+trap 'rm -rf "${tmp:-}"' EXIT
 
 draft=
 git diff --quiet HEAD || draft="DRAFT (uncommitted changes) "
@@ -62,7 +71,7 @@ make -s check-export > /dev/null 2>&1 || draft="DRAFT (work tree differs from it
 		for opt in nokaslr kaslr; do
 			append=numa_balancing=disable
 			[ $opt = kaslr ] || append="nokaslr $append"
-			for k in base series v1; do
+			for k in base series v1 v1x; do
 				kinds="on off off on on off off on"
 				[ $k != base ] || kinds="asis asis asis asis"
 				echo "### boot=$boot $opt $k"

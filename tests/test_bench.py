@@ -415,7 +415,8 @@ def test_probe_64n_summary_gives_all_pairs_ratios(tmp_path):
     for opt in ("nokaslr", "kaslr"):
         for kern, kind, reals in (("base", "asis", (2.0, 2.2)), ("series", "on", (1.0, 1.5)),
                                   ("series", "off", (2.0, 2.0)), ("v1", "on", (1.0, 1.2)),
-                                  ("v1", "off", (2.0, 2.0))):
+                                  ("v1", "off", (2.0, 2.0)), ("v1x", "on", (1.6, 1.8)),
+                                  ("v1x", "off", (2.0, 2.0))):
             lines.append(f"### boot=1 {opt} {kern}")
             lines += [f"probe kind={kind} " + rec % r for r in reals]
             lines.append("guest: 64 nodes: command exited 0 after 1s")
@@ -425,6 +426,9 @@ def test_probe_64n_summary_gives_all_pairs_ratios(tmp_path):
                          capture_output=True, text=True, check=True).stdout
     # medians 1.25 over 1.1; all pairs 1.0/1.2 .. 1.5/1.0
     assert "  series on/v1 on: 1.136 (0.833..1.500)" in out
+    # v1 without its patches 9 and 10: medians 1.25 over 1.7, 1.1 over 1.7
+    assert "  series on/v1x on: 0.735 (0.556..0.938)" in out
+    assert "  v1x on/v1 on: 1.545 (1.333..1.800)" in out
     lines[-1] = "guest: 64 nodes: hung"
     (tmp_path / "probe.txt").write_text("\n".join(lines) + "\n")
     r = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "..", "scripts",
