@@ -162,6 +162,8 @@ TOPOLOGY = {
 VMSTAT = ["allocstall_dma32", "allocstall_normal", "allocstall_movable", "pgscan_direct",
           "pgscan_kswapd", "pgsteal_direct", "compact_stall", "compact_success",
           "thp_fault_alloc", "thp_fault_fallback", "pswpin", "pswpout",
+          # NUMA balancing's own allocations: each page it migrates is one.
+          "numa_hint_faults", "numa_pages_migrated",
           "zlc_skip", "zlc_mark_full", "zlc_wipe",
           # Not /proc/vmstat's: wipes by cause, counted by a histogram
           # trigger on kmem:mm_zlc_wipe (in_guest/workload.sh).
@@ -502,7 +504,8 @@ def stutter_table(samples):
     lines.append("")
     lines.append(f"{'vmstat delta':20s}" + "".join(f"{v:>30s}" for v in VARIANTS))
     for k in ["allocstall_normal", "allocstall_movable", "pgscan_direct", "pgscan_kswapd",
-              "compact_stall", "thp_fault_alloc", "thp_fault_fallback", "zlc_skip"]:
+              "compact_stall", "thp_fault_alloc", "thp_fault_fallback", "numa_hint_faults",
+              "numa_pages_migrated", "zlc_skip"]:
         row = [mmm([s["vmstat"].get(k) for s in pick(samples, variant=v)]) for v in VARIANTS]
         lines.append(f"{k:20s}" + "".join(f"{fmt(c, 0):>30s}" for c in row))
     boots = sorted({s.get("boot", 0) for s in samples})
