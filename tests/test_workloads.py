@@ -6,6 +6,7 @@ patched kernel in 'make test''s reduced run (QUICK plans, off and on)."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -545,6 +546,13 @@ def test_stutter_table_gives_direct_reclaim_by_boot():
     text = workloads.stutter_table(ss)
     assert "base  boot 2: 12" in text and "off   boot 1: 30" in text
     assert "by boot" not in workloads.stutter_table([s for s in ss if s["boot"] == 0])
+    # NUMA balancing's migrations are allocations too: the table gives them
+    # per variant, and "-" for records made before they were kept.
+    assert re.search(r"^numa_pages_migrated +- +- +-", text, re.M)
+    for s, n in zip(ss, (5, 7, 100, 300)):
+        s["vmstat"]["numa_pages_migrated"] = n
+    assert re.search(r"^numa_pages_migrated +6 \(5\.\.7\) +200 \(100\.\.300\) +-",
+                     workloads.stutter_table(ss), re.M)
 
 
 def test_zlcload_pf_gives_each_task_a_file_and_removes_them(zlcload, tmp_path):
