@@ -45,7 +45,7 @@ def main(path):
             v = rows[k]
             print(f"  {k[1]:6} {k[2]:4} {fmt_pairs(mmm(v))}  {len(v)} passes")
         base = rows[(opt, "base", "asis")]
-        # v1x (v1 without its patches 9 and 10) is in records from 2026-11-29 on.
+        # v1x is in the records from probe-64n-v1x-20261129 on.
         kerns = [k for k in ("v1", "v1x", "series") if (opt, k, "on") in rows]
         for kern in kerns:
             for kind in ("on", "off"):

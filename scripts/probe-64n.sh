@@ -3,24 +3,26 @@
 #
 # 64 nodes of 32 MiB with and without nokaslr, counted (QEMU -icount):
 # the hog's 90 % row on 7.3.4, on v1 (project 3041e97's series, the
-# series of hog-ref-73-20261126), on v1 without its patches 9 and 10
-# (v1x: scripts/probe-64n-v1x.patch makes their two entry conditions
-# false) and on this project's series, each kernel from the bench's
-# distro config.  The bench runs one series, so this probe boots the
-# four kernels itself.
+# series of hog-ref-73-20261126), on v1x (v1 with the two conditions
+# under which its patches 9 and 10 mark a zone that passes its watermark
+# made false: scripts/probe-64n-v1x.patch) and on this project's series,
+# each kernel from the bench's distro config.  The bench runs one
+# series, so this probe boots the four kernels itself.
 #
 #   scripts/probe-64n.sh DIR
 #
 # Needs a full clone (v1's series is read from commit 3041e97) and the
 # kernels of a counted bench (make bench ICOUNT=1: build/7.3/guest-distro
 # and guest-base-distro, and the hog); v1's kernel is built here into
-# build/7.3/v1-distro, v1x's into build/7.3/v1x-distro (from the same
-# work tree, the patch applied for that build and taken off after it).  Per kernel and option, 2 boots: each warms up,
-# prints its release and node 0's DMA32 zone, then runs 8 passes (cache
-# on and off in ABBA order; 7.3.4: 4 passes as is).  DIR/probe.txt gets
-# the consoles' lines, DIR/summary.txt what scripts/probe-64n-summary.py
-# makes of them; an existing record is not overwritten.  v1's work tree
-# is applied again unless it holds v1's tree (cb1e8160e86a).
+# build/7.3/v1-distro, v1x's into build/7.3/v1x-distro, from the same
+# work tree with the patch applied for that build and taken off after
+# it.  Per kernel and option, 2 boots: each warms up, prints its release
+# and node 0's DMA32 zone, then runs 8 passes (cache on and off in ABBA
+# order; 7.3.4: 4 passes as is).  DIR/probe.txt gets the consoles'
+# lines, DIR/summary.txt what scripts/probe-64n-summary.py makes of
+# them; an existing record is not overwritten.  v1's work tree is
+# applied again unless it holds v1's tree (cb1e8160e86a), local changes
+# discarded.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:?usage: probe-64n.sh DIR}
@@ -47,17 +49,17 @@ if [ "$(git -C build/linux-7.3-v1 rev-parse --short=12 'HEAD^{tree}' 2>/dev/null
 	[ -d build/linux-7.3-v1 ] ||
 		git -C build/linux-7.3 worktree add --quiet --detach ../linux-7.3-v1 base
 	git -C build/linux-7.3-v1 am --abort 2>/dev/null || true
-	git -C build/linux-7.3-v1 checkout -q --detach base
+	git -C build/linux-7.3-v1 checkout -q -f --detach base
 	sed "s#^#$tmp/patches/#" "$tmp/patches/series" |
 		GIT_COMMITTER_NAME="zlc base" GIT_COMMITTER_EMAIL="base@localhost" \
 		xargs git -C build/linux-7.3-v1 am -q --committer-date-is-author-date
 fi
 fragment="$top/configs/guest.config $top/configs/distro.config $top/configs/distro-7.3.config"
 FRAGMENT=$fragment TREE=build/linux-7.3-v1 KBUILD_OUT=build/7.3/v1-distro scripts/kbuild.sh guest
+trap 'git -C "$top/build/linux-7.3-v1" checkout -q -- .; rm -rf "${tmp:-}"' EXIT
 git -C build/linux-7.3-v1 apply "$top/scripts/probe-64n-v1x.patch"
-trap 'git -C "$top/build/linux-7.3-v1" checkout -- mm/page_alloc.c; rm -rf "${tmp:-}"' EXIT
 FRAGMENT=$fragment TREE=build/linux-7.3-v1 KBUILD_OUT=build/7.3/v1x-distro scripts/kbuild.sh guest
-git -C build/linux-7.3-v1 checkout -- mm/page_alloc.c
+git -C build/linux-7.3-v1 checkout -q -- .
 trap 'rm -rf "${tmp:-}"' EXIT
 
 draft=

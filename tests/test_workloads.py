@@ -6,6 +6,7 @@ patched kernel in 'make test''s reduced run (QUICK plans, off and on)."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -545,6 +546,21 @@ def test_stutter_table_gives_direct_reclaim_by_boot():
     text = workloads.stutter_table(ss)
     assert "base  boot 2: 12" in text and "off   boot 1: 30" in text
     assert "by boot" not in workloads.stutter_table([s for s in ss if s["boot"] == 0])
+    # NUMA balancing's migrations are allocations too: the table gives them
+    # per variant, and "-" where a record has none (made before they were
+    # kept, or on a kernel without NUMA balancing).
+    assert re.search(r"^numa_pages_migrated +- +- +-", text, re.M)
+    # A sample records them from the guest's /proc/vmstat snapshots.
+    lines = [line.replace(" uptime_ms=", " numa_hint_faults=%d numa_pages_migrated=%d uptime_ms="
+                          % ((3, 40) if " begin " in line else (8, 52)))
+             if line.startswith("zlc-snap") else line
+             for line in pf_console("on", "anon", 1, [10.0])]
+    got = workloads.parse_console(lines, "patched")[0]["vmstat"]
+    assert got["numa_hint_faults"] == 5 and got["numa_pages_migrated"] == 12
+    for s, n in zip(ss, (5, 7, 100, 300)):
+        s["vmstat"]["numa_pages_migrated"] = n
+    assert re.search(r"^numa_pages_migrated +6 \(5\.\.7\) +200 \(100\.\.300\) +-",
+                     workloads.stutter_table(ss), re.M)
 
 
 def test_zlcload_pf_gives_each_task_a_file_and_removes_them(zlcload, tmp_path):

@@ -162,7 +162,8 @@ TOPOLOGY = {
 VMSTAT = ["allocstall_dma32", "allocstall_normal", "allocstall_movable", "pgscan_direct",
           "pgscan_kswapd", "pgsteal_direct", "compact_stall", "compact_success",
           "thp_fault_alloc", "thp_fault_fallback", "pswpin", "pswpout",
-          # NUMA balancing's own allocations: each page it migrates is one.
+          # NUMA balancing: its hint faults, and the pages it migrates, each
+          # of them an allocation that numa_hit or numa_miss counts.
           "numa_hint_faults", "numa_pages_migrated",
           "zlc_skip", "zlc_mark_full", "zlc_wipe",
           # Not /proc/vmstat's: wipes by cause, counted by a histogram
