@@ -94,6 +94,12 @@ def command(mode, variants):
             f"echo probe-end; {read}; umount /mnt && swapoff /dev/vdb || exit 1; done")
 
 
+def remote_pct(other, local):
+    """Allocations off their CPU's node, % (workloads.pooled_remote()'s
+    share, on counter deltas)."""
+    return 100.0 * other / (other + local) if other + local else 0.0
+
+
 def summary(lines):
     """Per mode and variant, the counters' sums over its samples (after
     less before), and its samples' remote shares; the samples summed."""
@@ -118,9 +124,8 @@ def summary(lines):
                 tot["samples"] += 1
                 for k in keys:
                     tot[k] = tot.get(k, 0) + after[k] - before[k]
-                other = after["numa_other"] - before["numa_other"]
-                local = after["numa_local"] - before["numa_local"]
-                tot["remote"].append(100.0 * other / (other + local) if other + local else 0.0)
+                tot["remote"].append(remote_pct(after["numa_other"] - before["numa_other"],
+                                                after["numa_local"] - before["numa_local"]))
                 before, after = None, None
                 seen += 1
     out = ["mode       variant samples   jumps     zones   late  late %  locked  unflagged"
@@ -132,7 +137,7 @@ def summary(lines):
                 continue
             pct = 100.0 * t["late"] / t["jumps"] if t["jumps"] else 0.0
             placed = t["numa_other"] + t["numa_local"]
-            remote = 100.0 * t["numa_other"] / placed if placed else 0.0
+            remote = remote_pct(t["numa_other"], t["numa_local"])
             each = " ".join(f"{r:.1f}" for r in t["remote"])
             out.append(f"{mode:<10} {variant:<7} {t['samples']:>7} {t['jumps']:>7} {t['zones']:>9}"
                        f" {t['late']:>6} {pct:>7.3f} {t['late_locked']:>7} {t['late_unflagged']:>10}"
