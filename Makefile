@@ -116,7 +116,7 @@ kunit: tree ## the zonelist_cache KUnit suite on each of KUNIT_TOPOLOGIES (1 2 4
 	$(PY) -m zlctool.kunit --tree $(TREE) --build-dir $(OUT)/kunit \
 		$(addprefix --kunitconfig ,$(KUNIT_CONFIGS)) \
 		$(addprefix --topology ,$(KUNIT_TOPOLOGIES)) \
-		--filter 'zonelist_cache' --timeout 300 --summary $(call COUNTS,kunit)
+		--filter 'zonelist_cache' --timeout 600 --summary $(call COUNTS,kunit)
 
 KCSAN_SCOPE := zlc_|zonelist_cache|get_page_from_freelist
 

@@ -19,12 +19,24 @@ if [ ! -x "$bin/herd7" ] || ! "$bin/herd7" -version > /dev/null 2>&1; then
 	rm -rf "$root"
 	mkdir -p "$root/debs" "$bin"
 	echo "herd7.sh: fetching herdtools7 $HERD_VERSION and its libc from Debian's $HERD_SUITE" >&2
-	if ! (cd "$root/debs" && "$top/scripts/apt-suite.sh" "$HERD_SUITE" apt-get download -q \
-			"herdtools7=$HERD_VERSION" libc6 libgmp10 > download.log 2>&1); then
-		cat "$root/debs/download.log" >&2
-		echo "herd7.sh: herdtools7 $HERD_VERSION could not be fetched from $HERD_SUITE; it has:" >&2
-		"$top/scripts/apt-suite.sh" "$HERD_SUITE" apt-cache madison herdtools7 >&2 || true
-		exit 1
+	fetch() {
+		rm -f "$root"/debs/*.deb
+		(cd "$root/debs" && "$top/scripts/apt-suite.sh" "$HERD_SUITE" apt-get download -q \
+			"herdtools7=$1" libc6 libgmp10 > download.log 2>&1)
+	}
+	got=$HERD_VERSION
+	if ! fetch "$got"; then
+		# sid moves on: a cold run takes the version it has now, said here;
+		# the litmus tests' headers still judge what it answers.
+		got=$("$top/scripts/apt-suite.sh" "$HERD_SUITE" apt-cache madison herdtools7 2>/dev/null |
+			awk -F'|' 'NR == 1 { gsub(/ /, "", $2); print $2 }')
+		if [ -z "$got" ] || ! fetch "$got"; then
+			cat "$root/debs/download.log" >&2
+			echo "herd7.sh: herdtools7 $HERD_VERSION could not be fetched from $HERD_SUITE," \
+				"nor any other version of it" >&2
+			exit 1
+		fi
+		echo "herd7.sh: $HERD_SUITE no longer has herdtools7 $HERD_VERSION; using its $got" >&2
 	fi
 	for deb in "$root"/debs/*.deb; do
 		dpkg-deb -x "$deb" "$root/sysroot"
@@ -32,7 +44,7 @@ if [ ! -x "$bin/herd7" ] || ! "$bin/herd7" -version > /dev/null 2>&1; then
 	lib=$root/sysroot/usr/lib/x86_64-linux-gnu
 	cat > "$bin/herd7" <<EOS
 #!/bin/sh
-# herdtools7 $HERD_VERSION from Debian $HERD_SUITE, on its own libc (scripts/herd7.sh).
+# herdtools7 $got from Debian $HERD_SUITE, on its own libc (scripts/herd7.sh).
 HERDLIB=\${HERDLIB:-$root/sysroot/usr/share/herdtools7/herd} \\
 exec $lib/ld-linux-x86-64.so.2 --library-path $lib $root/sysroot/usr/bin/herd7 "\$@"
 EOS

@@ -81,15 +81,80 @@ def test_beside_the_hog_only_its_own_precondition_may_skip():
     hog = [l.replace("zlc-rerun: ", "zlc-rerun-hog: ") for l in lines
            if l.startswith("zlc-rerun: ")]
     i = next(i for i, l in enumerate(hog) if "ok 1 zlc_test_z_to_n" in l)
-    for why, caught in (("node 0's first zone fails its low watermark", []),
-                        ("no nodes", ["zonelist_cache.zlc_test_z_to_n"])):
+    # The suite's own words for what the held spill can take away.
+    for why, caught in (("zone DMA32 of node 0 fails its low watermark", []),
+                        ("kswapd of node 0 stays awake", []),
+                        ("needs 512 pages of the first zone", []),
+                        ("needs a first zone with 4 MiB free", []),
+                        ("no nodes", ["zonelist_cache.zlc_test_z_to_n"]),
+                        ("needs at least 2 online nodes with memory, has 1",
+                         ["zonelist_cache.zlc_test_z_to_n"])):
         beside = list(hog)
         beside[i] = beside[i].replace("ok 1 zlc_test_z_to_n", f"ok 1 zlc_test_z_to_n # SKIP {why}")
         assert hotplug.rerun_differs(lines + beside, 1) == caught
-    # The first re-run, after hotplug without a load, allows no skip.
-    first = [l.replace("ok 1 zlc_test_z_to_n", "ok 1 zlc_test_z_to_n # SKIP first zone")
+    # The first re-run, after hotplug without a load, allows no skip for
+    # the load...
+    first = [l.replace("ok 1 zlc_test_z_to_n",
+                       "ok 1 zlc_test_z_to_n # SKIP zone DMA32 of node 0 fails its low watermark")
              if l.startswith("zlc-rerun: ") else l for l in lines]
     assert hotplug.rerun_differs(first) == ["zonelist_cache.zlc_test_z_to_n"]
+    # ...but one for a kswapd awake at that moment, in the re-run or at boot.
+    awake = "ok 1 zlc_test_z_to_n # SKIP kswapd of node 2 stays awake"
+    first = [l.replace("ok 1 zlc_test_z_to_n", awake) if l.startswith("zlc-rerun: ") else l
+             for l in lines]
+    assert hotplug.rerun_differs(first) == []
+    cut = lines.index(next(l for l in lines if "zlc-guest: running /cmd" in l))
+    at_boot = [l.replace("ok 1 zlc_test_z_to_n", awake) if i < cut else l
+               for i, l in enumerate(lines)]
+    assert any(awake in l for l in at_boot[:cut])
+    assert hotplug.rerun_differs(at_boot) == []
+
+
+def _suite(names, prefix="", skip=()):
+    out = ["KTAP version 1", "1..1", "    KTAP version 1", "    # Subtest: zonelist_cache",
+           f"    1..{len(names)}"]
+    out += [f"    ok {k} {n}" + (" # SKIP kswapd of node 0 stays awake" if n in skip else "")
+            for k, n in enumerate(names, 1)]
+    out += ["ok 1 zonelist_cache"]
+    return [prefix + l for l in out]
+
+
+def test_beside_the_hog_a_case_it_is_for_must_pass():
+    names = ["zlc_test_rebuild"] + hotplug.LOAD_CASES[1]
+    boot = _suite(names) + ["zlc-guest: running /cmd"]
+    tag = hotplug.RERUNS[1][1]
+    # Every case it is for skipped: the run proved nothing.
+    rerun = _suite(names, tag, skip=hotplug.LOAD_CASES[1])
+    assert hotplug.load_cases_passed(boot + rerun) == (0, len(hotplug.LOAD_CASES[1]))
+    # One of them passed.
+    rerun = _suite(names, tag, skip=hotplug.LOAD_CASES[1][1:])
+    assert hotplug.load_cases_passed(boot + rerun) == (1, len(hotplug.LOAD_CASES[1]))
+    # A case renamed in the suite is not silently dropped from the list.
+    renamed = [n.replace("zlc_test_off", "zlc_test_switched_off") for n in names]
+    both = _suite(renamed) + ["zlc-guest: running /cmd"] + _suite(renamed, tag)
+    assert hotplug.load_cases_passed(both) == (len(hotplug.LOAD_CASES[1]) - 1,
+                                               len(hotplug.LOAD_CASES[1]) - 1)
+
+
+def test_the_cases_beside_the_hog_are_the_suites():
+    # Each name the judge waits for is a case of the series' KUnit suite.
+    patch = next(f for f in os.listdir(os.path.join(guest.TOP, "patches"))
+                 if "KUnit" in f)
+    with open(os.path.join(guest.TOP, "patches", patch)) as f:
+        text = f.read()
+    for name in hotplug.LOAD_CASES[1]:
+        assert f"KUNIT_CASE({name})" in text, name
+
+
+def test_the_hog_is_stopped_while_the_suite_runs_beside_it():
+    with open(os.path.join(guest.SCRIPTS, "hotplug.sh")) as f:
+        script = f.read()
+    beside = script[script.index('if [ "${BESIDE_HOG:-1}" = 1 ]'):]
+    stop, run = beside.index("pause_hog STOP"), beside.index("zlc-hotplug: rerun beside a hog")
+    results, cont = beside.index("sed 's/^/zlc-rerun-hog: /'"), beside.index("pause_hog CONT")
+    assert stop < run < results < cont
+    # No fixed wait decides whether the hog spilled: a pass ends, or it spills.
+    assert "-lt 60" not in beside and "grep -q -e zlc-run -e '^not ok' /tmp/hog2.log" in beside
 
 
 def test_markers_come_through_the_kernel_log():

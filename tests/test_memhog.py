@@ -91,6 +91,8 @@ def test_placed_passes_run_as_is_and_count_their_walks(hog):
         assert x["zlc_skip"] == -1 or os.path.exists("/proc/sys/vm/zonelist_cache")
     for x in (x for x in runs if x["zlc"] == "placed"):
         assert 0 < x["mib"] <= 64
-        # 64 MiB fits any node here: nothing should walk.
-        assert x["numa_miss"] == 0 and x["lower_zone_pages"] == 0, x
+        # 64 MiB fits any node here: nothing should walk.  (Not
+        # lower_zone_pages: the host's other tasks allocate from its DMA32
+        # zone meanwhile, and the count is the host's.)
+        assert x["numa_miss"] == 0, x
     assert "ok 1 every touched word read back (0 bad)" in r.stdout
